@@ -1,0 +1,105 @@
+# lockstep: a Redis lock in six stages, and a simulator that breaks them.
+#
+#   make test                       every stage, then the simulator's own tests
+#   make stage=N test               stage N: its unit suite and its row of the fault matrix
+#   make demo                       the fault matrix: 9 scenarios x 6 stages
+#   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional)
+#   make bench                      each stage against the Redis round-trip limit
+#   make diff from=N to=M           what changed between two stages (side=1: side by side)
+#   make deps                       install what is missing (Debian/Ubuntu)
+#   make clean
+#
+# SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.
+
+STAGE_DIRS := v1-setnx v2-expire v3-set-nx-px v4-owner-check v5-lua-unlock v6-reentrant-watchdog
+STAGES := 1 2 3 4 5 6
+stage_dir = $(word $(1),$(STAGE_DIRS))
+
+CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werror -pthread -g
+ifeq ($(SANITIZE),1)
+  CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=address,undefined
+  BUILD := build/sanitize
+else
+  CFLAGS += -O2
+  BUILD := build
+endif
+HIREDIS_LIBS := -lhiredis
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+LDLIBS := $(HIREDIS_LIBS) -pthread
+
+# The simulator's orchestrating side (linked into sim, the tests and bench)
+# and its client side (linked with one stage into build/vN/client).
+SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/history.c sim/checker.c sim/report.c \
+                  sim/scenarios.c sim/nemesis.c sim/client.c)
+SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c)
+SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
+SIM_CLIENT_OBJS := $(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/sim/%.o)
+
+# The Check suites: one contract suite compiled per stage, the harness, the
+# matrix row, and the simulator's own tests (no Redis).
+TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
+TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/run_sim.c)
+
+.PHONY: all test stage-test demo sim bench diff deps check-deps clean
+.DEFAULT_GOAL := all
+
+all: check-deps
+	@$(MAKE) --no-print-directory $(foreach n,$(STAGES),$(BUILD)/v$(n)/tests)
+
+# ---- dependency check --------------------------------------------------
+check-deps:
+	@tests/deps.sh check
+
+deps:
+	@tests/deps.sh install
+
+# ---- stages ------------------------------------------------------------
+# One template per stage: its lock objects, its test runner, its client.
+define STAGE_RULES
+$(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -I$(call stage_dir,$(1)) -c $$< -o $$@
+
+$(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h sim/*.h)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Isim -Itests -c $$< -o $$@
+
+STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
+
+$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(BUILD)/v$(1)/client
+	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
+
+$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS)
+	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
+
+$(BUILD)/sim/%.o: sim/%.c $(wildcard sim/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isim -c $< -o $@
+
+# ---- tests -------------------------------------------------------------
+check_stage = $(if $(filter $(stage),$(STAGES)),,$(error stage='$(stage)' is not a stage: use stage=1..6 ($(STAGE_DIRS))))
+
+test: check-deps
+ifdef stage
+	$(call check_stage)
+	@$(MAKE) --no-print-directory stage-test
+else
+	@for n in $(STAGES); do $(MAKE) --no-print-directory stage-test stage=$$n || exit 1; done
+	@$(MAKE) --no-print-directory sim-test
+endif
+
+stage-test: $(BUILD)/v$(stage)/tests
+	@echo "== stage $(stage): $(call stage_dir,$(stage)) =="
+	@$(BUILD)/v$(stage)/tests
+
+# ---- diff --------------------------------------------------------------
+diff:
+	@tests/stagediff.sh "$(from)" "$(to)" "$(side)"
+
+clean:
+	rm -rf build
+
+-include sim/sim.mk

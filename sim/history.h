@@ -1,0 +1,104 @@
+/* history: the journal of one simulated run.
+ *
+ * An append-only array of events in shared memory (a file mapped with
+ * MAP_SHARED in the run's temp dir), written by every client process, the
+ * keyspace observer and the nemesis. Each event is stamped with
+ * CLOCK_MONOTONIC, which all processes on the machine share, so events from
+ * different processes can be ordered by time. The checker reads only a
+ * history, so a history saved to a file can be checked again later. */
+#ifndef SIM_HISTORY_H
+#define SIM_HISTORY_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_HISTORY_MAX 65536  /* events per run: a run makes a few thousand */
+#define SIM_DETAIL_LEN 48      /* room for a key event, failpoint or step name */
+#define SIM_NO_CLIENT (-1)     /* the event comes from the observer or nemesis */
+
+typedef enum sim_event_type {
+    /* A client's operations, Jepsen-style: invoke, then one outcome. */
+    SIM_EV_ACQUIRE_INVOKE,
+    SIM_EV_ACQUIRE_OK,
+    SIM_EV_ACQUIRE_BUSY,      /* wait budget spent */
+    SIM_EV_ACQUIRE_ERROR,     /* outcome unknown: detail says why */
+    SIM_EV_CS_ENTER,          /* workload: critical section begins */
+    SIM_EV_CS_EXIT,
+    SIM_EV_RELEASE_INVOKE,
+    SIM_EV_RELEASE_OK,
+    SIM_EV_RELEASE_NOT_OWNER,
+    SIM_EV_RELEASE_ERROR,     /* outcome unknown: detail says why */
+    /* The resource: value is the stock the client read or wrote. */
+    SIM_EV_STOCK_READ,
+    SIM_EV_STOCK_WRITE,       /* a sale: the client wrote read - 1 */
+    /* Faults, recorded by the nemesis (or the failpoint that fired). */
+    SIM_EV_CRASH,             /* the client process was SIGKILLed */
+    SIM_EV_PAUSE_BEGIN,       /* value: planned pause in ms */
+    SIM_EV_PAUSE_END,
+    SIM_EV_FAILPOINT,         /* detail: "<name>=<action>" */
+    SIM_EV_FAILOVER,          /* detail: the step; value: new primary port */
+    /* The observer: a keyspace event on the lock key, stamped on arrival.
+     * detail: set, expire, del, expired, hset, hincrby, ... */
+    SIM_EV_KEY,
+    /* Bookkeeping by the simulator. value: the stock. */
+    SIM_EV_STOCK_INITIAL,
+    SIM_EV_STOCK_FINAL,
+    SIM_EV_TYPE_COUNT
+} sim_event_type;
+
+typedef struct sim_event {
+    int64_t t_ns;                 /* CLOCK_MONOTONIC when it happened */
+    int32_t client;               /* 0 = A, 1 = B, ...; SIM_NO_CLIENT */
+    int32_t thread;               /* thread within the client; 0 = main */
+    int32_t type;                 /* a sim_event_type */
+    int64_t value;                /* stock, pause ms, port: see the type */
+    char detail[SIM_DETAIL_LEN];  /* words for the report, "" if none */
+} sim_event;
+
+/* The mapped region. Writers reserve a slot with an atomic counter, fill
+ * it, then publish it by setting its flag, so a reader never sees half an
+ * event. */
+typedef struct sim_history {
+    int64_t t0_ns;                        /* start of the run */
+    atomic_uint reserved;                 /* slots handed out */
+    atomic_uchar ready[SIM_HISTORY_MAX];  /* slot i is filled */
+    sim_event ev[SIM_HISTORY_MAX];
+} sim_history;
+
+/* The current CLOCK_MONOTONIC time in ns. */
+int64_t sim_now_ns(void);
+
+/* Creates the file at path, maps it shared and stamps t0. NULL on error
+ * with a reason in errstr. */
+sim_history *sim_history_create(const char *path, char *errstr, size_t len);
+
+/* Maps an existing history file (in a client process). */
+sim_history *sim_history_open(const char *path, char *errstr, size_t len);
+
+void sim_history_close(sim_history *h);
+
+/* Appends one event stamped now. Safe from any process and thread.
+ * Returns 0, or -1 when the history is full. */
+int sim_history_add(sim_history *h, int client, int thread,
+                    sim_event_type type, int64_t value, const char *detail);
+
+/* Copies the published events, sorted by time, into a new array; *n gets
+ * their count. The caller frees the array. */
+sim_event *sim_history_snapshot(const sim_history *h, size_t *n);
+
+/* Writes events as JSON lines: one object per event, times in ms from t0.
+ * Returns 0, or -1 with errstr. */
+int sim_history_save(const char *path, const sim_event *ev, size_t n,
+                     int64_t t0_ns, char *errstr, size_t len);
+
+/* Reads a file written by sim_history_save. Returns a new sorted array, or
+ * NULL with errstr naming the file and line that could not be read. */
+sim_event *sim_history_load(const char *path, size_t *n, char *errstr,
+                            size_t len);
+
+/* "acquire-ok", "key", ...: the names used in saved files and reports. */
+const char *sim_event_type_name(sim_event_type type);
+int sim_event_type_parse(const char *name); /* -1 when unknown */
+
+#endif
