@@ -14,7 +14,7 @@
 
 #include "lock.h"
 
-#define DEFAULT_LEASE_MS 10000 /* the config's default; unused by this stage */
+#define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
 #define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
 #define DEFAULT_TIMEOUT_MS 1000
 
@@ -146,9 +146,10 @@ static int check_config(dlock *l, const char *name, const dlock_config *cfg)
 /* One attempt: OK when we took the lock, BUSY when someone else has it. */
 static int try_acquire(dlock *l)
 {
-    redisReply *r = command(l, "SETNX %s 1", l->key);
+    redisReply *r;
     int taken;
 
+    r = command(l, "SETNX %s 1", l->key);
     if (r == NULL)
         return DLOCK_ERR;
     taken = r->type == REDIS_REPLY_INTEGER && r->integer == 1;

@@ -1,0 +1,251 @@
+/* v2-expire: the lock gets a lease.
+ *
+ * acquire: SETNX key 1, then PEXPIRE key lease; polled until the wait
+ *          budget is spent.
+ * release: DEL key.
+ *
+ * The lease frees the lock of a client that died (v1's deadlock), but it is
+ * set by a second command: a client that dies between the two leaves a key
+ * that never expires. And a holder slower than its lease loses the lock to
+ * another client without knowing, then its DEL deletes that client's lock. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lock.h"
+
+#define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
+#define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
+#define DEFAULT_TIMEOUT_MS 1000
+
+struct dlock {
+    char *key;                      /* the lock's name, used as the Redis key */
+    dlock_config cfg;               /* a copy: the caller's may go away */
+    redisContext *c;                /* NULL until needed, and after an I/O error */
+    char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
+};
+
+/* Records why a call failed; returns DLOCK_ERR so callers can return it. */
+static int set_error(dlock *l, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(l->errstr, sizeof(l->errstr), fmt, ap);
+    va_end(ap);
+    return DLOCK_ERR;
+}
+
+static struct timeval to_timeval(long ms)
+{
+    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+    return tv;
+}
+
+/* The default provider: host:port with a timeout on connect and on every
+ * command, so a dead server gives an error instead of a hang. */
+static redisContext *connect_default(void *arg, char *errstr, size_t errlen)
+{
+    const dlock_config *cfg = arg;
+    struct timeval tv = to_timeval(cfg->timeout_ms);
+    redisContext *c = redisConnectWithTimeout(cfg->host, cfg->port, tv);
+
+    if (c == NULL || c->err) {
+        snprintf(errstr, errlen, "connect to %s:%d: %s", cfg->host, cfg->port,
+                 c ? c->errstr : "out of memory");
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    if (cfg->password != NULL) {
+        redisReply *r = redisCommand(c, "AUTH %s", cfg->password);
+        int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+
+        if (!ok)
+            snprintf(errstr, errlen, "AUTH on %s:%d failed: %s", cfg->host,
+                     cfg->port, r != NULL ? r->str : c->errstr);
+        freeReplyObject(r);
+        if (!ok) {
+            redisFree(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+/* Asks the provider for a connection when we have none. */
+static int ensure_connected(dlock *l)
+{
+    char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
+
+    if (l->c != NULL)
+        return DLOCK_OK;
+    l->c = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
+    if (l->c == NULL)
+        return set_error(l, "%s", why);
+    return DLOCK_OK;
+}
+
+/* Sends one command. Returns its reply, or NULL with errstr set when the
+ * connection failed (it is then dropped, so the next call reconnects) or
+ * the server answered with an error. */
+static redisReply *command(dlock *l, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    if (ensure_connected(l) != DLOCK_OK)
+        return NULL;
+    va_start(ap, fmt);
+    r = redisvCommand(l->c, fmt, ap);
+    va_end(ap);
+    if (r == NULL) {
+        set_error(l, "I/O error: %s", l->c->errstr);
+        redisFree(l->c);
+        l->c = NULL;
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        set_error(l, "server error: %s", r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+static long elapsed_ms(const struct timespec *start)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000 +
+           (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+    nanosleep(&ts, NULL);
+}
+
+/* Rejects what no call could work with, once, at dlock_new. */
+static int check_config(dlock *l, const char *name, const dlock_config *cfg)
+{
+    if (name == NULL || name[0] == '\0')
+        return set_error(l, "lock name is empty: give each lock a name");
+    if (cfg == NULL)
+        return set_error(l, "config is NULL: call dlock_config_init first");
+    if (cfg->lease_ms <= 0)
+        return set_error(l, "lease_ms must be > 0: the key needs a lease");
+    if (cfg->wait_ms < 0 || cfg->retry_ms <= 0)
+        return set_error(l, "wait_ms must be >= 0 and retry_ms > 0");
+    if (cfg->connect == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
+        return set_error(l, "default provider needs a host and timeout_ms > 0");
+    return DLOCK_OK;
+}
+
+/* One attempt: OK when we took the lock, BUSY when someone else has it. */
+static int try_acquire(dlock *l)
+{
+    redisReply *r;
+    int taken;
+
+    r = command(l, "SETNX %s 1", l->key);
+    if (r == NULL)
+        return DLOCK_ERR;
+    taken = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    if (!taken)
+        return DLOCK_BUSY;
+    dlock_failpoint("acquire.after_setnx");
+    /* A second command: dying before it leaves a key that never expires. */
+    r = command(l, "PEXPIRE %s %ld", l->key, l->cfg.lease_ms);
+    if (r == NULL)
+        return DLOCK_ERR;
+    freeReplyObject(r);
+    return DLOCK_OK;
+}
+
+void dlock_config_init(dlock_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->lease_ms = DEFAULT_LEASE_MS;
+    cfg->retry_ms = DEFAULT_RETRY_MS;
+    cfg->host = "127.0.0.1";
+    cfg->port = 6379;
+    cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
+}
+
+dlock *dlock_new(const char *name, const dlock_config *cfg)
+{
+    dlock *l = calloc(1, sizeof(*l));
+
+    if (l == NULL)
+        return NULL;
+    if (check_config(l, name, cfg) != DLOCK_OK)
+        return l;
+    l->cfg = *cfg;
+    if (l->cfg.connect == NULL) {
+        l->cfg.connect = connect_default;
+        l->cfg.connect_arg = &l->cfg;
+    }
+    l->key = strdup(name);
+    if (l->key == NULL)
+        set_error(l, "out of memory");
+    return l;
+}
+
+int dlock_acquire(dlock *l)
+{
+    struct timespec start;
+    int rc;
+
+    if (l->key == NULL)
+        return DLOCK_ERR;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while ((rc = try_acquire(l)) == DLOCK_BUSY) {
+        long left = l->cfg.wait_ms - elapsed_ms(&start);
+
+        if (left <= 0)
+            break;
+        sleep_ms(left < l->cfg.retry_ms ? left : l->cfg.retry_ms);
+    }
+    return rc;
+}
+
+int dlock_release(dlock *l)
+{
+    redisReply *r;
+
+    if (l->key == NULL)
+        return DLOCK_ERR;
+    r = command(l, "DEL %s", l->key);
+    if (r == NULL)
+        return DLOCK_ERR;
+    freeReplyObject(r);
+    return DLOCK_OK;
+}
+
+const char *dlock_errstr(const dlock *l)
+{
+    return l->errstr;
+}
+
+void dlock_free(dlock *l)
+{
+    if (l == NULL)
+        return;
+    redisFree(l->c);
+    free(l->key);
+    free(l);
+}
+
+/* A no-op unless the simulator links its own definition. */
+__attribute__((weak)) void dlock_failpoint(const char *name)
+{
+    (void)name;
+}
