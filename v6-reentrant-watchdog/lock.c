@@ -1,0 +1,566 @@
+/* v6-reentrant-watchdog: a reentrant lock that renews its own lease.
+ *
+ * The data layout is Redisson's RLock, so a Java service using Redisson and
+ * a C service using this file can contend for the same lock:
+ *   key     a hash; field "<client id>:<thread id>", value the hold count.
+ *   channel "redisson_lock__channel:{<name>}"; a release publishes "0".
+ *
+ * acquire: a Lua script takes the lock if the key is absent or already ours
+ *          (HINCRBY the count, PEXPIRE the lease), else returns its TTL.
+ *          A waiter subscribes to the channel and tries again on the unlock
+ *          message, or when the TTL it was told runs out.
+ * release: a Lua script decrements our count; at zero it deletes the key
+ *          and publishes the unlock message. Not ours: NOT_OWNER.
+ * watchdog: one thread per handle renews the lease every lease/3 while a
+ *          thread of this handle holds the lock.
+ *
+ * This fixes reentrancy (v5 deadlocks on itself), slow holders (the lease
+ * no longer runs out under a live holder) and polling. What stays: a pause
+ * of the whole process (GC, SIGSTOP) freezes the watchdog too, the lease
+ * runs out and two clients hold the lock; and a failover to a replica that
+ * never received the key hands the lock to a second client. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lock.h"
+
+#define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
+#define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
+#define DEFAULT_TIMEOUT_MS 1000
+#define ID_BYTES 16    /* 128 random bits: no other client will draw them */
+#define TOKEN_LEN 64   /* 32 hex digits, ':', a thread id, and room to spare */
+#define CHANNEL_PREFIX "redisson_lock__channel:" /* Redisson's name for it */
+#define UNLOCK_MESSAGE "0"                       /* Redisson's unlock message */
+
+/* Every script gets KEYS = {key, channel}, ARGV = {lease, field, message},
+ * so one helper runs them all. */
+
+/* Take the lock if it is free or already ours; else say how long it lives. */
+#define LOCK_SCRIPT                                             \
+    "if redis.call('exists', KEYS[1]) == 0\n"                   \
+    "        or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n" \
+    "    redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"          \
+    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"             \
+    "    return nil\n"                                          \
+    "end\n"                                                     \
+    "return redis.call('pttl', KEYS[1])\n"
+#define LOCK_SHA "bdb0cc3131fff46b7866a2f1de459d4b6743197a"
+
+/* Drop one hold; the last one deletes the key and wakes the waiters. */
+#define UNLOCK_SCRIPT                                           \
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then\n"    \
+    "    return nil\n"                                          \
+    "end\n"                                                     \
+    "if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then\n" \
+    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"             \
+    "    return 0\n"                                            \
+    "end\n"                                                     \
+    "redis.call('del', KEYS[1])\n"                              \
+    "redis.call('publish', KEYS[2], ARGV[3])\n"                 \
+    "return 1\n"
+#define UNLOCK_SHA "a859257fa3d5246833808b0965a50c0303bdac90"
+
+/* Extend the lease, but only of a lock that is still ours. */
+#define RENEW_SCRIPT                                            \
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"    \
+    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"             \
+    "    return 1\n"                                            \
+    "end\n"                                                     \
+    "return 0\n"
+#define RENEW_SHA "274262653a0c493f7a55e56574e1840713683047"
+
+/* A script and the SHA1 of its text (sha1sum): EVALSHA sends these 40
+ * bytes instead of the script. If a script changes, so must its SHA. */
+struct script {
+    const char *text;
+    const char *sha;
+};
+
+static const struct script lock_script = { LOCK_SCRIPT, LOCK_SHA };
+static const struct script unlock_script = { UNLOCK_SCRIPT, UNLOCK_SHA };
+static const struct script renew_script = { RENEW_SCRIPT, RENEW_SHA };
+
+struct dlock {
+    char *key;                      /* the lock's name, used as the Redis key */
+    dlock_config cfg;               /* a copy: the caller's may go away */
+    redisContext *c;                /* NULL until needed, and after an I/O error */
+    char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
+    char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
+    char *channel;                  /* where releases announce themselves */
+    pthread_mutex_t mu;             /* guards c, errstr and the fields below:
+                                     * callers' threads and the watchdog share them */
+    pthread_cond_t wake;            /* tells the watchdog the hold state changed */
+    pid_t holder;                   /* the thread holding the lock through us, or 0 */
+    long holds;                     /* its hold count, as the hash has it */
+    pthread_t watchdog;             /* renews the lease while holds > 0 */
+    int watching;                   /* the watchdog thread runs */
+    int stopping;                   /* dlock_free asks the watchdog to end */
+};
+
+/* Records why a call failed; returns DLOCK_ERR so callers can return it. */
+static int set_error(dlock *l, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(l->errstr, sizeof(l->errstr), fmt, ap);
+    va_end(ap);
+    return DLOCK_ERR;
+}
+
+static struct timeval to_timeval(long ms)
+{
+    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+    return tv;
+}
+
+/* The default provider: host:port with a timeout on connect and on every
+ * command, so a dead server gives an error instead of a hang. */
+static redisContext *connect_default(void *arg, char *errstr, size_t errlen)
+{
+    const dlock_config *cfg = arg;
+    struct timeval tv = to_timeval(cfg->timeout_ms);
+    redisContext *c = redisConnectWithTimeout(cfg->host, cfg->port, tv);
+
+    if (c == NULL || c->err) {
+        snprintf(errstr, errlen, "connect to %s:%d: %s", cfg->host, cfg->port,
+                 c ? c->errstr : "out of memory");
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    if (cfg->password != NULL) {
+        redisReply *r = redisCommand(c, "AUTH %s", cfg->password);
+        int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+
+        if (!ok)
+            snprintf(errstr, errlen, "AUTH on %s:%d failed: %s", cfg->host,
+                     cfg->port, r != NULL ? r->str : c->errstr);
+        freeReplyObject(r);
+        if (!ok) {
+            redisFree(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+/* Asks the provider for a connection when we have none. */
+static int ensure_connected(dlock *l)
+{
+    char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
+
+    if (l->c != NULL)
+        return DLOCK_OK;
+    l->c = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
+    if (l->c == NULL)
+        return set_error(l, "%s", why);
+    return DLOCK_OK;
+}
+
+/* Sends one command. Returns its reply, or NULL with errstr set when the
+ * connection failed (it is then dropped, so the next call reconnects) or
+ * the server answered with an error. Call with l->mu held. */
+static redisReply *command(dlock *l, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    if (ensure_connected(l) != DLOCK_OK)
+        return NULL;
+    va_start(ap, fmt);
+    r = redisvCommand(l->c, fmt, ap);
+    va_end(ap);
+    if (r == NULL) {
+        set_error(l, "I/O error: %s", l->c->errstr);
+        redisFree(l->c);
+        l->c = NULL;
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        set_error(l, "server error: %s", r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+static long elapsed_ms(const struct timespec *start)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000 +
+           (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Rejects what no call could work with, once, at dlock_new. */
+static int check_config(dlock *l, const char *name, const dlock_config *cfg)
+{
+    if (name == NULL || name[0] == '\0')
+        return set_error(l, "lock name is empty: give each lock a name");
+    if (cfg == NULL)
+        return set_error(l, "config is NULL: call dlock_config_init first");
+    if (cfg->lease_ms <= 0)
+        return set_error(l, "lease_ms must be > 0: the key needs a lease");
+    if (cfg->wait_ms < 0 || cfg->retry_ms <= 0)
+        return set_error(l, "wait_ms must be >= 0 and retry_ms > 0");
+    if (cfg->connect == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
+        return set_error(l, "default provider needs a host and timeout_ms > 0");
+    return DLOCK_OK;
+}
+
+/* Draws this client's id from the OS random source, never from rand():
+ * another client must not be able to guess it or draw the same. */
+static int random_id(dlock *l)
+{
+    unsigned char bytes[ID_BYTES];
+    int i;
+
+    if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+        return set_error(l, "cannot read the OS random source");
+    for (i = 0; i < ID_BYTES; i++)
+        sprintf(l->id + 2 * i, "%02x", bytes[i]);
+    return DLOCK_OK;
+}
+
+/* The hash field we hold the lock by: who holds it, down to the thread. */
+static void owner_token(const dlock *l, char *token, size_t len)
+{
+    snprintf(token, len, "%s:%ld", l->id, (long)gettid());
+}
+
+/* Runs a script by its SHA. A server that has not seen it yet (just
+ * started, failed over, or after SCRIPT FLUSH) answers NOSCRIPT; then we
+ * send the whole script, which also caches it there. Call with l->mu held. */
+static redisReply *eval_script(dlock *l, const struct script *s,
+                               const char *field)
+{
+    redisReply *r;
+
+    r = command(l, "EVALSHA %s 2 %s %s %ld %s %s", s->sha, l->key,
+                l->channel, l->cfg.lease_ms, field, UNLOCK_MESSAGE);
+    if (r == NULL && strstr(l->errstr, "NOSCRIPT") != NULL) {
+        l->errstr[0] = '\0'; /* expected, not a failure of this call */
+        r = command(l, "EVAL %s 2 %s %s %ld %s %s", s->text, l->key,
+                    l->channel, l->cfg.lease_ms, field, UNLOCK_MESSAGE);
+    }
+    return r;
+}
+
+/* One attempt: OK when we took the lock (or took it once more), BUSY with
+ * the holder's remaining TTL in *ttl_ms when someone else has it. */
+static int try_acquire(dlock *l, long *ttl_ms)
+{
+    char token[TOKEN_LEN];
+    redisReply *r;
+    int taken;
+
+    owner_token(l, token, sizeof(token));
+    pthread_mutex_lock(&l->mu);
+    r = eval_script(l, &lock_script, token);
+    if (r == NULL) {
+        pthread_mutex_unlock(&l->mu);
+        return DLOCK_ERR;
+    }
+    taken = r->type == REDIS_REPLY_NIL;
+    *ttl_ms = r->type == REDIS_REPLY_INTEGER ? (long)r->integer : -1;
+    freeReplyObject(r);
+    if (taken) {
+        l->holder = gettid();
+        l->holds++;
+        pthread_cond_signal(&l->wake); /* the watchdog starts counting */
+    }
+    pthread_mutex_unlock(&l->mu);
+    return taken ? DLOCK_OK : DLOCK_BUSY;
+}
+
+/* Records an error from a thread that does not hold l->mu. */
+static int fail(dlock *l, const char *what, const char *why)
+{
+    pthread_mutex_lock(&l->mu);
+    set_error(l, "%s: %s", what, why);
+    pthread_mutex_unlock(&l->mu);
+    return DLOCK_ERR;
+}
+
+/* Opens a connection of its own for a waiter, subscribed to the unlock
+ * channel. NULL with errstr set on failure. */
+static redisContext *subscribe(dlock *l)
+{
+    char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
+    redisContext *sub = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
+    redisReply *r;
+
+    if (sub == NULL) {
+        fail(l, "subscribe", why);
+        return NULL;
+    }
+    r = redisCommand(sub, "SUBSCRIBE %s", l->channel);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+        fail(l, "subscribe", r == NULL ? sub->errstr : "unexpected reply");
+        freeReplyObject(r);
+        redisFree(sub);
+        return NULL;
+    }
+    freeReplyObject(r);
+    return sub;
+}
+
+/* Waits up to ms for a message on the unlock channel. A timeout is no
+ * failure: the TTL we were told has run out, so the caller tries again. A
+ * broken connection is dropped (*sub = NULL): the caller subscribes anew. */
+static void wait_unlock(redisContext **sub, long ms)
+{
+    struct pollfd p = { (*sub)->fd, POLLIN, 0 };
+    void *reply = NULL;
+
+    /* An earlier read may have left a whole message in hiredis's buffer. */
+    if (redisReaderGetReply((*sub)->reader, &reply) == REDIS_OK && reply) {
+        freeReplyObject(reply);
+        return;
+    }
+    if (poll(&p, 1, ms < 1 ? 1 : ms > INT_MAX ? INT_MAX : (int)ms) <= 0)
+        return;
+    if (redisGetReply(*sub, &reply) != REDIS_OK) {
+        redisFree(*sub);
+        *sub = NULL;
+        return;
+    }
+    freeReplyObject(reply);
+}
+
+/* Renews the lease if the lock is still held through this handle. The
+ * script checks the field, so a late renewal never revives a lock that was
+ * released or lost. Call with l->mu held. */
+static void renew(dlock *l)
+{
+    char token[TOKEN_LEN];
+    redisReply *r;
+
+    snprintf(token, sizeof(token), "%s:%ld", l->id, (long)l->holder);
+    r = eval_script(l, &renew_script, token);
+    if (r == NULL)
+        return; /* I/O error: the next period reconnects and tries again */
+    if (r->type == REDIS_REPLY_INTEGER && r->integer == 0) {
+        l->holder = 0; /* the lease ran out before we renewed: lost */
+        l->holds = 0;
+    }
+    freeReplyObject(r);
+}
+
+/* The CLOCK_MONOTONIC time ms from now. */
+static struct timespec deadline_after(long ms)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
+/* Waits on l->wake until the deadline; with l->mu held. 1 when it passed. */
+static int sleep_until(dlock *l, const struct timespec *deadline)
+{
+    return pthread_cond_timedwait(&l->wake, &l->mu, deadline) == ETIMEDOUT;
+}
+
+/* The watchdog thread: idle while nobody holds the lock through this
+ * handle; while someone does, renews the lease every lease/3, so a live
+ * holder never loses the lock however long it takes. */
+static void *watchdog(void *arg)
+{
+    dlock *l = arg;
+    long period = l->cfg.lease_ms / 3 > 0 ? l->cfg.lease_ms / 3 : 1;
+    struct timespec next;
+
+    pthread_mutex_lock(&l->mu);
+    while (!l->stopping) {
+        if (l->holds == 0) {
+            pthread_cond_wait(&l->wake, &l->mu);
+            continue;
+        }
+        next = deadline_after(period);
+        while (!l->stopping && l->holds > 0 && !sleep_until(l, &next))
+            ;
+        if (l->stopping || l->holds == 0)
+            continue;
+        pthread_mutex_unlock(&l->mu);
+        dlock_failpoint("watchdog.before_renew");
+        pthread_mutex_lock(&l->mu);
+        if (l->holds > 0)
+            renew(l);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+/* Sets up the mutex, a condition on the monotonic clock (wall clock jumps
+ * must not skip a renewal) and the watchdog thread. */
+static int start_watchdog(dlock *l)
+{
+    pthread_condattr_t attr;
+
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    if (pthread_create(&l->watchdog, NULL, watchdog, l) != 0) {
+        pthread_cond_destroy(&l->wake);
+        pthread_mutex_destroy(&l->mu);
+        return set_error(l, "cannot start the watchdog thread");
+    }
+    l->watching = 1;
+    return DLOCK_OK;
+}
+
+/* The unlock channel; the braces are a hash tag, as in Redisson, so that
+ * in a Redis Cluster the channel and the key live in the same slot. */
+static int name_channel(dlock *l, const char *name)
+{
+    l->channel = malloc(strlen(CHANNEL_PREFIX) + strlen(name) + 3);
+    if (l->channel == NULL)
+        return set_error(l, "out of memory");
+    sprintf(l->channel, "%s{%s}", CHANNEL_PREFIX, name);
+    return DLOCK_OK;
+}
+
+void dlock_config_init(dlock_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->lease_ms = DEFAULT_LEASE_MS;
+    cfg->retry_ms = DEFAULT_RETRY_MS;
+    cfg->host = "127.0.0.1";
+    cfg->port = 6379;
+    cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
+}
+
+dlock *dlock_new(const char *name, const dlock_config *cfg)
+{
+    dlock *l = calloc(1, sizeof(*l));
+
+    if (l == NULL)
+        return NULL;
+    if (check_config(l, name, cfg) != DLOCK_OK)
+        return l;
+    l->cfg = *cfg;
+    if (l->cfg.connect == NULL) {
+        l->cfg.connect = connect_default;
+        l->cfg.connect_arg = &l->cfg;
+    }
+    if (random_id(l) != DLOCK_OK || name_channel(l, name) != DLOCK_OK ||
+        start_watchdog(l) != DLOCK_OK)
+        return l;
+    l->key = strdup(name);
+    if (l->key == NULL)
+        set_error(l, "out of memory");
+    return l;
+}
+
+int dlock_acquire(dlock *l)
+{
+    struct timespec start;
+    redisContext *sub = NULL;
+    long ttl;
+    int rc;
+
+    if (l->key == NULL)
+        return DLOCK_ERR;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while ((rc = try_acquire(l, &ttl)) == DLOCK_BUSY) {
+        long left = l->cfg.wait_ms - elapsed_ms(&start);
+
+        if (left <= 0)
+            break;
+        /* Listen first, then try once more: an unlock that came between
+         * our last try and the subscription would go unheard. */
+        if (sub == NULL) {
+            if ((sub = subscribe(l)) == NULL) {
+                rc = DLOCK_ERR;
+                break;
+            }
+            continue;
+        }
+        /* No polling: sleep until the holder's unlock message, or until
+         * the TTL we were told runs out (a holder that died sends none). */
+        wait_unlock(&sub, ttl >= 0 && ttl < left ? ttl : left);
+    }
+    redisFree(sub);
+    return rc;
+}
+
+int dlock_release(dlock *l)
+{
+    char token[TOKEN_LEN];
+    redisReply *r;
+    int ours, still_held;
+
+    if (l->key == NULL)
+        return DLOCK_ERR;
+    owner_token(l, token, sizeof(token));
+    pthread_mutex_lock(&l->mu);
+    /* One script: the count, the delete and the wake-up in one step. */
+    r = eval_script(l, &unlock_script, token);
+    if (r == NULL) {
+        pthread_mutex_unlock(&l->mu);
+        return DLOCK_ERR;
+    }
+    ours = r->type == REDIS_REPLY_INTEGER;
+    still_held = ours && r->integer == 0;
+    freeReplyObject(r);
+    /* Not ours any more means the lease ran out under us: lost. */
+    if (l->holder == gettid())
+        l->holds = still_held ? l->holds - 1 : 0;
+    if (l->holds == 0)
+        l->holder = 0;
+    pthread_mutex_unlock(&l->mu);
+    if (!ours)
+        return DLOCK_NOT_OWNER;
+    return DLOCK_OK;
+}
+
+const char *dlock_errstr(const dlock *l)
+{
+    return l->errstr;
+}
+
+void dlock_free(dlock *l)
+{
+    if (l == NULL)
+        return;
+    if (l->watching) {
+        pthread_mutex_lock(&l->mu);
+        l->stopping = 1;
+        pthread_cond_signal(&l->wake);
+        pthread_mutex_unlock(&l->mu);
+        pthread_join(l->watchdog, NULL);
+        pthread_cond_destroy(&l->wake);
+        pthread_mutex_destroy(&l->mu);
+    }
+    redisFree(l->c);
+    free(l->channel);
+    free(l->key);
+    free(l);
+}
+
+/* A no-op unless the simulator links its own definition. */
+__attribute__((weak)) void dlock_failpoint(const char *name)
+{
+    (void)name;
+}
