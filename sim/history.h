@@ -5,7 +5,34 @@
  * keyspace observer and the nemesis. Each event is stamped with
  * CLOCK_MONOTONIC, which all processes on the machine share, so events from
  * different processes can be ordered by time. The checker reads only a
- * history, so a history saved to a file can be checked again later. */
+ * history, so a history saved to a file can be checked again later.
+ *
+ * API (see each declaration below for its contract):
+ *
+ *   int64_t      sim_now_ns(void);
+ *   sim_history *sim_history_create(const char *path, char *errstr, size_t len);
+ *   sim_history *sim_history_open(const char *path, char *errstr, size_t len);
+ *   void         sim_history_close(sim_history *h);
+ *   int          sim_history_add(sim_history *h, int client, int thread,
+ *                                sim_event_type type, int64_t value,
+ *                                const char *detail);
+ *   sim_event   *sim_history_snapshot(const sim_history *h, size_t *n);
+ *   int          sim_history_save(const char *path, const sim_event *ev,
+ *                                 size_t n, int64_t t0_ns,
+ *                                 char *errstr, size_t len);
+ *   int          sim_history_save_run(const char *path, const sim_run_info *run,
+ *                                     const sim_event *ev, size_t n,
+ *                                     int64_t t0_ns, char *errstr, size_t len);
+ *   sim_event   *sim_history_load(const char *path, size_t *n,
+ *                                 char *errstr, size_t len);
+ *   sim_event   *sim_history_load_run(const char *path, sim_run_info *run,
+ *                                     size_t *n, char *errstr, size_t len);
+ *   const char  *sim_event_type_name(sim_event_type type);
+ *   int          sim_event_type_parse(const char *name);
+ *
+ * Times: a live history stamps absolute CLOCK_MONOTONIC ns and keeps the
+ * run's start in h->t0_ns. A loaded history comes back with times relative
+ * to the run's start, so its t0 is 0: pass 0 wherever a t0_ns is asked. */
 #ifndef SIM_HISTORY_H
 #define SIM_HISTORY_H
 
@@ -16,6 +43,8 @@
 #define SIM_HISTORY_MAX 65536  /* events per run: a run makes a few thousand */
 #define SIM_DETAIL_LEN 48      /* room for a key event, failpoint or step name */
 #define SIM_NO_CLIENT (-1)     /* the event comes from the observer or nemesis */
+#define SIM_NAME_LEN 32        /* a stage or scenario name */
+#define SIM_WHAT_LEN 128       /* a scenario's one-line statement */
 
 typedef enum sim_event_type {
     /* A client's operations, Jepsen-style: invoke, then one outcome. */
@@ -37,7 +66,9 @@ typedef enum sim_event_type {
     SIM_EV_PAUSE_BEGIN,       /* value: planned pause in ms */
     SIM_EV_PAUSE_END,
     SIM_EV_FAILPOINT,         /* detail: "<name>=<action>" */
-    SIM_EV_FAILOVER,          /* detail: the step; value: new primary port */
+    SIM_EV_FAILOVER,          /* detail: the step; value: new primary port.
+                               * The step "promote" tells the checker the
+                               * lock key was lost with the old primary. */
     /* The observer: a keyspace event on the lock key, stamped on arrival.
      * detail: set, expire, del, expired, hset, hincrby, ... */
     SIM_EV_KEY,
@@ -66,6 +97,19 @@ typedef struct sim_history {
     sim_event ev[SIM_HISTORY_MAX];
 } sim_history;
 
+/* What a run was: the first line of a saved history, so that a file checked
+ * again later gets the same title and the same "fault not reachable" note.
+ * Zero-filled means unknown. */
+typedef struct sim_run_info {
+    char stage[SIM_NAME_LEN];           /* "v3-set-nx-px" */
+    char scenario[SIM_NAME_LEN];        /* "slow-holder" */
+    char what[SIM_WHAT_LEN];            /* the scenario's one-line statement */
+    char failpoint[SIM_DETAIL_LEN];     /* failpoint armed, "" when none */
+    long lease_ms;                      /* the lease the stage was given */
+    unsigned long seed;                 /* the run's random seed */
+    int clients;                        /* simulated client processes */
+} sim_run_info;
+
 /* The current CLOCK_MONOTONIC time in ns. */
 int64_t sim_now_ns(void);
 
@@ -76,26 +120,40 @@ sim_history *sim_history_create(const char *path, char *errstr, size_t len);
 /* Maps an existing history file (in a client process). */
 sim_history *sim_history_open(const char *path, char *errstr, size_t len);
 
+/* Unmaps the history (the file stays). NULL is ok. */
 void sim_history_close(sim_history *h);
 
 /* Appends one event stamped now. Safe from any process and thread.
+ * detail may be NULL; a longer one is cut to SIM_DETAIL_LEN - 1 bytes.
  * Returns 0, or -1 when the history is full. */
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail);
 
-/* Copies the published events, sorted by time, into a new array; *n gets
- * their count. The caller frees the array. */
+/* Copies the published events, sorted by time (events with equal times
+ * keep their order of reservation), into a new array; *n gets their count.
+ * The caller frees the array. NULL only when out of memory. */
 sim_event *sim_history_snapshot(const sim_history *h, size_t *n);
 
-/* Writes events as JSON lines: one object per event, times in ms from t0.
- * Returns 0, or -1 with errstr. */
+/* Writes events as JSON lines: one object per event, times in ns (and, for
+ * a reader, in ms) from t0. Returns 0, or -1 with errstr. */
 int sim_history_save(const char *path, const sim_event *ev, size_t n,
                      int64_t t0_ns, char *errstr, size_t len);
 
-/* Reads a file written by sim_history_save. Returns a new sorted array, or
- * NULL with errstr naming the file and line that could not be read. */
+/* The same, preceded by one header line describing the run. */
+int sim_history_save_run(const char *path, const sim_run_info *run,
+                         const sim_event *ev, size_t n, int64_t t0_ns,
+                         char *errstr, size_t len);
+
+/* Reads a file written by sim_history_save. Returns a new sorted array
+ * (times relative to the run's start), or NULL with errstr naming the file
+ * and line that could not be read: "h.jsonl:7: unknown event type "foo"". */
 sim_event *sim_history_load(const char *path, size_t *n, char *errstr,
                             size_t len);
+
+/* The same, filling run from the header line (zeroes when the file has
+ * none). run may be NULL. */
+sim_event *sim_history_load_run(const char *path, sim_run_info *run,
+                                size_t *n, char *errstr, size_t len);
 
 /* "acquire-ok", "key", ...: the names used in saved files and reports. */
 const char *sim_event_type_name(sim_event_type type);
