@@ -1,0 +1,287 @@
+/* harness: throwaway redis-servers for the Check suites, and the helpers
+ * the tests are written in. See harness.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define TEST_TIMEOUT_MS 2000 /* the tests' own connections: no hang, ever */
+
+static char root[SIM_PATH_LEN];    /* the run's temp dir */
+static int servers_started;        /* names servers uniquely in root */
+static sim_server tcase_server;    /* the unchecked fixture's server */
+static redisContext *test_redis;   /* the checked fixture's connection */
+static int64_t title_ms;           /* when harness_title ran; 0 = no title */
+
+/* ---- the runner's side ------------------------------------------------------ */
+
+void harness_init(void)
+{
+    char err[HARNESS_ERRSTR_LEN];
+
+    /* Check forks a process per test: flush each line before it does, or
+     * the children repeat what the parent had buffered. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (sim_tempdir_create(root, sizeof(root), err, sizeof(err)) != 0) {
+        fprintf(stderr, "tests: %s\n", err);
+        exit(EXIT_FAILURE);
+    }
+    /* Both only act on what this process started: a test process that
+     * exits leaves the runner's servers and temp dir alone. */
+    atexit(sim_cluster_cleanup);
+    sim_cluster_cleanup_on_signal();
+}
+
+int harness_run(Suite *const *suites, int n)
+{
+    SRunner *sr = srunner_create(suites[0]);
+    int i, failed;
+
+    for (i = 1; i < n; i++)
+        srunner_add_suite(sr, suites[i]);
+    /* CK_ENV: CK_VERBOSITY=verbose lists every test; the default prints
+     * failures and the summary line. */
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ---- servers and fixtures ---------------------------------------------------- */
+
+void harness_server_start(sim_server *s)
+{
+    char name[64], err[HARNESS_ERRSTR_LEN];
+    int rc;
+
+    snprintf(name, sizeof(name), "server-%ld-%d", (long)getpid(), ++servers_started);
+    rc = sim_server_start(s, root, name, NULL, err, sizeof(err));
+    ck_assert_msg(rc == 0, "cannot start redis-server for the test: %s", err);
+}
+
+void harness_server_setup(void)
+{
+    harness_server_start(&tcase_server);
+}
+
+void harness_server_teardown(void)
+{
+    sim_server_stop(&tcase_server);
+}
+
+const sim_server *harness_server(void)
+{
+    return &tcase_server;
+}
+
+redisContext *harness_redis(void)
+{
+    ck_assert_msg(test_redis != NULL, "this tcase has no server fixture");
+    return test_redis;
+}
+
+void harness_test_setup(void)
+{
+    title_ms = 0;
+    if (tcase_server.pid == 0)
+        return;
+    test_redis = harness_connect(&tcase_server);
+    /* Tests of one tcase share its server: each starts from nothing. */
+    harness_status(test_redis, "FLUSHALL");
+}
+
+void harness_test_teardown(void)
+{
+    redisFree(test_redis);
+    test_redis = NULL;
+    if (title_ms != 0)
+        printf("  ... Passed (%.2f s)\n", (harness_now_ms() - title_ms) / 1000.0);
+}
+
+/* ---- talking to Redis -------------------------------------------------------- */
+
+redisContext *harness_connect(const sim_server *s)
+{
+    char err[HARNESS_ERRSTR_LEN];
+    redisContext *c = sim_server_connect(s, TEST_TIMEOUT_MS, err, sizeof(err));
+
+    ck_assert_msg(c != NULL, "cannot connect to the test's redis-server: %s", err);
+    return c;
+}
+
+/* A reply in words, for failure messages. */
+static const char *describe(const redisReply *r)
+{
+    switch (r->type) {
+    case REDIS_REPLY_ERROR: return r->str;
+    case REDIS_REPLY_STRING: return "a string";
+    case REDIS_REPLY_STATUS: return "a status";
+    case REDIS_REPLY_INTEGER: return "an integer";
+    case REDIS_REPLY_ARRAY: return "an array";
+    case REDIS_REPLY_NIL: return "nil";
+    default: return "an unknown reply";
+    }
+}
+
+/* Sends a command; fails the test when the connection breaks. */
+static redisReply *vcommand(redisContext *c, const char *fmt, va_list ap)
+{
+    redisReply *r = redisvCommand(c, fmt, ap);
+
+    ck_assert_msg(r != NULL, "the connection to Redis broke during '%s': %s",
+                  fmt, c->errstr);
+    return r;
+}
+
+long long harness_int(redisContext *c, const char *fmt, ...)
+{
+    redisReply *r;
+    long long v;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = vcommand(c, fmt, ap);
+    va_end(ap);
+    if (r->type != REDIS_REPLY_INTEGER)
+        ck_abort_msg("'%s' answered %s; expected an integer", fmt, describe(r));
+    v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+int harness_str(redisContext *c, char *out, size_t len, const char *fmt, ...)
+{
+    redisReply *r;
+    int found;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = vcommand(c, fmt, ap);
+    va_end(ap);
+    found = r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS;
+    if (!found && r->type != REDIS_REPLY_NIL)
+        ck_abort_msg("'%s' answered %s; expected a string or nil", fmt, describe(r));
+    snprintf(out, len, "%s", found ? r->str : "");
+    freeReplyObject(r);
+    return found;
+}
+
+void harness_status(redisContext *c, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = vcommand(c, fmt, ap);
+    va_end(ap);
+    if (r->type != REDIS_REPLY_STATUS)
+        ck_abort_msg("'%s' answered %s; expected OK", fmt, describe(r));
+    freeReplyObject(r);
+}
+
+/* Adds up calls= of the lines "cmdstat_<command>:calls=N,..." that match
+ * command; NULL matches every command but INFO and CONFIG (the test's own).
+ * A subcommand counts as its command. */
+static long count_calls(const char *info, const char *command)
+{
+    const char *p;
+    char name[64];
+    long calls, total = 0;
+
+    for (p = info; p != NULL; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (sscanf(p, "cmdstat_%63[^:]:calls=%ld", name, &calls) != 2)
+            continue;
+        /* Redis 7 counts subcommands apart: "config|resetstat". */
+        name[strcspn(name, "|")] = '\0';
+        if (command != NULL ? strcmp(name, command) == 0
+                            : strcmp(name, "info") != 0 && strcmp(name, "config") != 0)
+            total += calls;
+    }
+    return total;
+}
+
+long harness_calls(redisContext *c, const char *command)
+{
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    long total;
+
+    ck_assert_msg(r != NULL, "INFO commandstats: %s", c->errstr);
+    if (r->type != REDIS_REPLY_STRING)
+        ck_abort_msg("INFO commandstats answered %s", describe(r));
+    total = count_calls(r->str, command);
+    freeReplyObject(r);
+    return total;
+}
+
+/* ---- locks --------------------------------------------------------------------- */
+
+void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
+                    long wait_ms)
+{
+    dlock_config_init(cfg);
+    cfg->host = "127.0.0.1";
+    cfg->port = s->port;
+    cfg->lease_ms = lease_ms;
+    cfg->wait_ms = wait_ms;
+    cfg->retry_ms = 2;   /* polling stages: waiters notice a release quickly */
+    cfg->timeout_ms = 1000;
+}
+
+dlock *harness_lock(const sim_server *s, const char *name, long lease_ms,
+                    long wait_ms)
+{
+    dlock_config cfg;
+    dlock *l;
+
+    harness_config(&cfg, s, lease_ms, wait_ms);
+    l = dlock_new(name, &cfg);
+    ck_assert_msg(l != NULL, "dlock_new(\"%s\") returned NULL: out of memory", name);
+    return l;
+}
+
+const char *harness_result(int rc)
+{
+    switch (rc) {
+    case DLOCK_OK: return "OK";
+    case DLOCK_ERR: return "ERR";
+    case DLOCK_BUSY: return "BUSY";
+    case DLOCK_NOT_OWNER: return "NOT_OWNER";
+    default: return "an unknown result";
+    }
+}
+
+/* ---- time and words ---------------------------------------------------------- */
+
+int64_t harness_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void harness_sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+void harness_title(const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("Test (v%d): ", CAPS.stage);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf(" ...\n");
+    title_ms = harness_now_ms();
+}

@@ -1,0 +1,98 @@
+/* harness: real redis-server processes for the Check suites, and the small
+ * helpers the tests are written in.
+ *
+ * Servers come from sim/cluster (the repository's one way of starting
+ * Redis), in one temp dir per run that the runner removes at exit or on
+ * Ctrl-C. Check's fork mode stays on: each test runs in its own process,
+ * and a server started there dies with it, even when Check's timeout kills
+ * it (PR_SET_PDEATHSIG).
+ *
+ *   tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
+ *   tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+ *
+ * The unchecked pair starts one server per tcase (in the runner's
+ * process); the checked pair empties it and opens harness_redis() before
+ * each test, then prints the test's "... Passed" line. A test that needs a
+ * server of its own (to kill it) starts it with harness_server_start.
+ *
+ * Helpers that talk to Redis fail the test with a sentence when the reply
+ * is not what they expect, so tests read as the protocol. */
+#ifndef LOCKSTEP_HARNESS_H
+#define LOCKSTEP_HARNESS_H
+
+#include <stdint.h>
+#include <check.h>
+#include <hiredis/hiredis.h>
+
+#include "cluster.h"
+#include "lock.h"
+#include "stages.h"
+
+#define HARNESS_ERRSTR_LEN 512 /* room for a server's log tail */
+
+/* ---- the runner's side ---------------------------------------------------- */
+
+/* Makes the run's temp dir and arranges its removal, with every server,
+ * at exit and on SIGINT/SIGTERM. Call first in main; exits on failure. */
+void harness_init(void);
+
+/* Runs the suites, prints Check's summary line, and returns the process's
+ * exit status: EXIT_FAILURE when any test failed. */
+int harness_run(Suite *const *suites, int n);
+
+/* ---- fixtures --------------------------------------------------------------- */
+
+void harness_server_setup(void);    /* unchecked: start the tcase's server */
+void harness_server_teardown(void); /* unchecked: stop and reap it */
+void harness_test_setup(void);      /* checked: FLUSHALL, connect harness_redis() */
+void harness_test_teardown(void);   /* checked: disconnect, print "... Passed" */
+
+/* The tcase's server and a connection to it for the test's own commands. */
+const sim_server *harness_server(void);
+redisContext *harness_redis(void);
+
+/* A server of the test's own in the run's temp dir; fails the test when it
+ * does not start. Stop it with sim_server_stop. */
+void harness_server_start(sim_server *s);
+
+/* ---- talking to Redis ---------------------------------------------------- */
+
+redisContext *harness_connect(const sim_server *s);
+
+/* Sends a command and returns its integer reply. */
+long long harness_int(redisContext *c, const char *fmt, ...);
+
+/* Sends a command and copies its string reply into out. Returns 1, or 0
+ * when the reply is nil (out is then ""). */
+int harness_str(redisContext *c, char *out, size_t len, const char *fmt, ...);
+
+/* Sends a command that must answer with a status (OK). */
+void harness_status(redisContext *c, const char *fmt, ...);
+
+/* The calls= count of one command in INFO commandstats ("eval"); 0 when
+ * the command has not run since the last CONFIG RESETSTAT. */
+long harness_calls(redisContext *c, const char *command);
+
+/* ---- locks ------------------------------------------------------------------ */
+
+/* A config for the server s with the given lease and wait budget, a
+ * retry of 2 ms and a 1 s timeout. */
+void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
+                    long wait_ms);
+
+/* dlock_new on a config from harness_config; fails the test on NULL. */
+dlock *harness_lock(const sim_server *s, const char *name, long lease_ms,
+                    long wait_ms);
+
+/* "OK", "ERR", "BUSY", "NOT_OWNER": for failure messages. */
+const char *harness_result(int rc);
+
+/* ---- time and words --------------------------------------------------------- */
+
+int64_t harness_now_ms(void);
+void harness_sleep_ms(long ms);
+
+/* Prints "Test (vN): <what> ..." and starts the clock of the Passed line. */
+void harness_title(const char *fmt, ...);
+
+#endif

@@ -1,0 +1,28 @@
+/* run_stage: the test binary of one stage (build/vN/tests).
+ *
+ * Runs every suite against real redis-servers, prints Check's summary line
+ * ("100%: Checks: N, Failures: 0, Errors: 0") and exits non-zero when any
+ * test failed. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "suites.h"
+
+/* A suite whose file is not part of the build yet is a null weak symbol:
+ * the runner skips it instead of failing to link. */
+#pragma weak matrix_suite
+
+int main(void)
+{
+    Suite *(*const all[])(void) = { lock_suite, matrix_suite };
+    Suite *suites[sizeof(all) / sizeof(all[0])];
+    int i, n = 0;
+
+    harness_init();
+    printf("== stage %d: %s ==\n", CAPS.stage, CAPS.dir);
+    for (i = 0; i < (int)(sizeof(all) / sizeof(all[0])); i++)
+        if (all[i] != NULL)
+            suites[n++] = all[i]();
+    return harness_run(suites, n);
+}

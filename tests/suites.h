@@ -1,0 +1,14 @@
+/* suites.h: every Check suite of a stage's test binary.
+ *
+ * One function per suite; tests/run_stage.c runs each one that is linked
+ * in. A new suite adds its prototype here and its name to the list in
+ * run_stage.c. */
+#ifndef LOCKSTEP_SUITES_H
+#define LOCKSTEP_SUITES_H
+
+#include <check.h>
+
+Suite *lock_suite(void);   /* tests/test_lock.c: the lock contract */
+Suite *matrix_suite(void); /* tests/test_matrix.c: the stage's row of the fault matrix */
+
+#endif

@@ -1,0 +1,878 @@
+/* test_lock: the contract suite, compiled against every stage.
+ *
+ * Every test talks to a real redis-server. Expectations come from the
+ * stage's row in stages.h: where a stage lacks a capability, the test
+ * asserts the flaw it keeps (v1-v3's release deletes another's lock, v2-v5
+ * lose the key under a live holder, v1-v5 deadlock on themselves). */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+#ifndef SRCDIR
+#define SRCDIR "." /* the repository root; make passes its own */
+#endif
+
+#define LEASE_MS 10000     /* never runs out during a test */
+#define SHORT_LEASE_MS 300 /* for tests about the lease: margins are multiples of it */
+#define BUDGET_MS 300      /* a waiter's wait budget */
+#define RETRY_MS 2         /* harness_config's retry */
+#define CLIENTS 8          /* the contention test: processes ... */
+#define ROUNDS 50          /* ... times increments each */
+#define TOKEN_HEX 32       /* 128 random bits in hex */
+
+/* ---- verbs ---------------------------------------------------------------- */
+
+/* Client who takes the free lock name; fails the test if it cannot. */
+static dlock *take(const char *who, const char *name, long lease_ms)
+{
+    dlock *l = harness_lock(harness_server(), name, lease_ms, 0);
+    int rc = dlock_acquire(l);
+
+    ck_assert_msg(rc == DLOCK_OK, "expected client %s to take the free lock '%s', got %s (%s)",
+                  who, name, harness_result(rc), dlock_errstr(l));
+    return l;
+}
+
+static void release_ok(dlock *l, const char *who)
+{
+    int rc = dlock_release(l);
+
+    ck_assert_msg(rc == DLOCK_OK, "expected client %s's release to return OK, got %s (%s)",
+                  who, harness_result(rc), dlock_errstr(l));
+}
+
+static long long exists(const char *key)
+{
+    return harness_int(harness_redis(), "EXISTS %s", key);
+}
+
+/* What the lock key holds, as one string: the value of a string key,
+ * "field=value" of a hash (v6), "" when there is no key. */
+static void lock_value(const char *key, char *out, size_t len)
+{
+    redisContext *c = harness_redis();
+    char type[16];
+    redisReply *r;
+
+    harness_str(c, type, sizeof(type), "TYPE %s", key);
+    out[0] = '\0';
+    if (strcmp(type, "string") == 0) {
+        harness_str(c, out, len, "GET %s", key);
+    } else if (strcmp(type, "hash") == 0) {
+        r = redisCommand(c, "HGETALL %s", key);
+        ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY, "HGETALL %s failed", key);
+        if (r->elements == 2)
+            snprintf(out, len, "%s=%s", r->element[0]->str, r->element[1]->str);
+        else
+            snprintf(out, len, "(%zu hash fields)", r->elements / 2);
+        freeReplyObject(r);
+    }
+}
+
+/* An owner is 32 lowercase hex digits, ':' and a thread id. Copies the hex
+ * part to id (33 bytes) and returns the thread id, or -1 if malformed. */
+static long parse_owner(const char *owner, char *id)
+{
+    char *end;
+    long tid;
+    int i;
+
+    for (i = 0; i < TOKEN_HEX; i++)
+        if (!isxdigit((unsigned char)owner[i]) || isupper((unsigned char)owner[i]))
+            return -1;
+    if (owner[TOKEN_HEX] != ':' || !isdigit((unsigned char)owner[TOKEN_HEX + 1]))
+        return -1;
+    tid = strtol(owner + TOKEN_HEX + 1, &end, 10);
+    if (*end != '\0' && *end != '=')
+        return -1;
+    memcpy(id, owner, TOKEN_HEX);
+    id[TOKEN_HEX] = '\0';
+    return tid;
+}
+
+/* A thread that calls dlock_acquire on a handle, and releases when asked. */
+typedef struct attempt {
+    dlock *l;
+    int rc;              /* acquire's result */
+    int release_rc;      /* release's result, when rc was OK */
+    int64_t done_ms;     /* when acquire returned */
+} attempt;
+
+static void *acquire_in_thread(void *arg)
+{
+    attempt *a = arg;
+
+    a->rc = dlock_acquire(a->l);
+    a->done_ms = harness_now_ms();
+    if (a->rc == DLOCK_OK)
+        a->release_rc = dlock_release(a->l);
+    return NULL;
+}
+
+static void run_in_thread(pthread_t *t, attempt *a)
+{
+    ck_assert_msg(pthread_create(t, NULL, acquire_in_thread, a) == 0,
+                  "cannot start a thread");
+}
+
+/* ---- basics ---------------------------------------------------------------- */
+
+START_TEST(test_lock_acquire_release)
+{
+    dlock *a;
+
+    harness_title("acquire, then release");
+    a = take("A", "basic", LEASE_MS);
+    ck_assert_msg(exists("basic") == 1, "expected the key 'basic' while A holds the lock, found none");
+    release_ok(a, "A");
+    ck_assert_msg(exists("basic") == 0, "expected no key 'basic' after A's release, found one");
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_busy_while_held)
+{
+    dlock *a, *b;
+    int rc;
+
+    harness_title("a second client's try returns BUSY while the lock is held");
+    a = take("A", "held", LEASE_MS);
+    b = harness_lock(harness_server(), "held", LEASE_MS, 0);
+    rc = dlock_acquire(b);
+    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY while A holds the lock, got %s (%s)",
+                  harness_result(rc), dlock_errstr(b));
+    release_ok(a, "A");
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_wait_budget)
+{
+    dlock *a, *b;
+    int64_t t0, waited;
+    int rc;
+
+    harness_title("a waiter gives up after about its %d ms budget", BUDGET_MS);
+    a = take("A", "budget", LEASE_MS);
+    b = harness_lock(harness_server(), "budget", LEASE_MS, BUDGET_MS);
+    t0 = harness_now_ms();
+    rc = dlock_acquire(b);
+    waited = harness_now_ms() - t0;
+    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY once the %d ms budget ran out, got %s (%s)",
+                  BUDGET_MS, harness_result(rc), dlock_errstr(b));
+    /* Loose on purpose: at least the budget less one retry, and nowhere
+     * near "forever". */
+    ck_assert_msg(waited >= BUDGET_MS - RETRY_MS && waited < BUDGET_MS + 2000,
+                  "acquire with a %d ms budget returned BUSY after %lld ms; expected about %d ms",
+                  BUDGET_MS, (long long)waited, BUDGET_MS);
+    release_ok(a, "A");
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_acquire_after_release)
+{
+    dlock *a, *b;
+
+    harness_title("after a release another client acquires");
+    a = take("A", "handover", LEASE_MS);
+    release_ok(a, "A");
+    b = take("B", "handover", LEASE_MS);
+    release_ok(b, "B");
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_ttl)
+{
+    dlock *a;
+    long long pttl;
+
+    harness_title(CAPS.has_ttl ? "the key's TTL is the lease" : "the key has no TTL");
+    a = take("A", "ttl", LEASE_MS);
+    pttl = harness_int(harness_redis(), "PTTL ttl");
+    if (CAPS.has_ttl)
+        ck_assert_msg(pttl > 0 && pttl <= LEASE_MS,
+                      "expected 0 < PTTL <= the %d ms lease, got %lld", LEASE_MS, pttl);
+    else
+        ck_assert_msg(pttl == -1,
+                      "v%d sets no lease: expected PTTL -1 (the key lives forever), got %lld",
+                      CAPS.stage, pttl);
+    release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_acquire_commands)
+{
+    long want = CAPS.has_ttl && !CAPS.atomic_acquire ? 2 : 1;
+    dlock *a;
+    long sent;
+
+    harness_title("acquire sends %ld command%s", want, want == 1 ? "" : "s (the crash window)");
+    a = take("A", "commands", LEASE_MS); /* connects, caches any script */
+    release_ok(a, "A");
+    harness_status(harness_redis(), "CONFIG RESETSTAT");
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the lock again: %s",
+                  dlock_errstr(a));
+    /* v6 acquires by a script: the commands it runs inside count too. */
+    sent = CAPS.reentrant ? harness_calls(harness_redis(), "evalsha") +
+                                harness_calls(harness_redis(), "eval")
+                          : harness_calls(harness_redis(), NULL);
+    if (want == 2)
+        ck_assert_msg(sent == 2, "v%d sets the lease by a second command (SETNX, then PEXPIRE): "
+                      "expected 2 commands for one acquire, Redis counted %ld", CAPS.stage, sent);
+    else
+        ck_assert_msg(sent == 1, "expected acquire to be one command%s, Redis counted %ld",
+                      CAPS.has_ttl ? " (the key never exists without its lease)" : "", sent);
+    release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- reentrancy ---------------------------------------------------------------- */
+
+/* v1-v5: the holder's own second acquire waits for itself. */
+static void assert_not_reentrant(dlock *a)
+{
+    int rc = dlock_acquire(a);
+
+    ck_assert_msg(rc == DLOCK_BUSY, "v%d is not reentrant: expected the holder's second "
+                  "acquire to return BUSY (it waits for itself), got %s", CAPS.stage,
+                  harness_result(rc));
+    ck_assert_msg(exists("reentry") == 1, "the holder's second acquire removed the key");
+}
+
+/* Another thread of the same handle tries once (the handle's wait is 0). */
+static int try_in_other_thread(dlock *a)
+{
+    attempt at = { a, -2, -2, 0 };
+    pthread_t t;
+
+    run_in_thread(&t, &at);
+    pthread_join(t, NULL);
+    return at.rc;
+}
+
+static void assert_busy(dlock *l, const char *who, const char *when)
+{
+    int rc = dlock_acquire(l);
+
+    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY for %s %s, got %s (%s)", who, when,
+                  harness_result(rc), dlock_errstr(l));
+}
+
+START_TEST(test_lock_reentry)
+{
+    char field[128], count[16];
+    dlock *a, *c;
+
+    harness_title(CAPS.reentrant ? "the holder's thread acquires twice, others wait for both releases"
+                                 : "the holder's thread cannot acquire again (self-deadlock)");
+    a = take("A", "reentry", LEASE_MS);
+    if (!CAPS.reentrant) {
+        assert_not_reentrant(a);
+        release_ok(a, "A");
+        dlock_free(a);
+        return;
+    }
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "expected the holder's thread to take the lock "
+                  "again (reentrant), got %s", dlock_errstr(a));
+    lock_value("reentry", field, sizeof(field));
+    snprintf(count, sizeof(count), "%s", strchr(field, '=') ? strchr(field, '=') + 1 : "");
+    ck_assert_msg(strcmp(count, "2") == 0, "expected the hold count 2 after two acquires, the hash "
+                  "holds '%s'", field);
+    ck_assert_msg(try_in_other_thread(a) == DLOCK_BUSY,
+                  "expected BUSY for another thread of the same handle while A's thread holds it");
+    c = harness_lock(harness_server(), "reentry", LEASE_MS, 0);
+    assert_busy(c, "client C", "while A holds the lock twice");
+    release_ok(a, "A");
+    assert_busy(c, "client C", "after A's first of two releases");
+    release_ok(a, "A");
+    ck_assert_msg(exists("reentry") == 0, "expected no key after A's second release");
+    ck_assert_msg(dlock_acquire(c) == DLOCK_OK, "expected C to take the lock after A's second "
+                  "release: %s", dlock_errstr(c));
+    release_ok(c, "C");
+    dlock_free(c);
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- ownership ---------------------------------------------------------------- */
+
+START_TEST(test_lock_release_by_non_owner)
+{
+    char before[128], after[128];
+    dlock *a, *b;
+    int rc;
+
+    harness_title(CAPS.owner_check ? "release by a non-owner returns NOT_OWNER, the key untouched"
+                                   : "release by a non-owner deletes the holder's lock (the flaw)");
+    a = take("A", "owned", LEASE_MS);
+    lock_value("owned", before, sizeof(before));
+    b = harness_lock(harness_server(), "owned", LEASE_MS, 0);
+    rc = dlock_release(b); /* B never acquired */
+    lock_value("owned", after, sizeof(after));
+    if (CAPS.owner_check) {
+        ck_assert_msg(rc == DLOCK_NOT_OWNER, "expected NOT_OWNER for B's release of A's lock, "
+                      "got %s (%s)", harness_result(rc), dlock_errstr(b));
+        ck_assert_msg(strcmp(before, after) == 0, "B's release changed A's key from '%s' to '%s'; "
+                      "expected it untouched", before, after);
+        release_ok(a, "A");
+    } else {
+        ck_assert_msg(rc == DLOCK_OK, "expected B's bare DEL to return OK, got %s (%s)",
+                      harness_result(rc), dlock_errstr(b));
+        ck_assert_msg(after[0] == '\0', "v%d's release is a bare DEL: expected it to delete A's "
+                      "lock (the flaw), but the key still holds '%s'", CAPS.stage, after);
+    }
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+/* The owner stored by a handle that holds lock name, parsed. */
+static long owner_of(const char *name, char *id)
+{
+    char value[128];
+    long tid;
+
+    lock_value(name, value, sizeof(value));
+    tid = parse_owner(value, id);
+    ck_assert_msg(tid >= 0, "expected the owner '<32 hex digits>:<thread id>' in '%s', got '%s'",
+                  name, value);
+    return tid;
+}
+
+START_TEST(test_lock_owner_token)
+{
+    char value[128], id_a[TOKEN_HEX + 1], id_b[TOKEN_HEX + 1];
+    dlock *a, *b;
+
+    harness_title(CAPS.owner_check ? "the key names its owner: 128 random bits and the thread"
+                                   : "the key stores \"1\": it cannot tell whose lock it is");
+    a = take("A", "token-a", LEASE_MS);
+    if (!CAPS.owner_check) {
+        lock_value("token-a", value, sizeof(value));
+        ck_assert_msg(strcmp(value, "1") == 0, "v%d stores no owner: expected the value \"1\", "
+                      "got \"%s\"", CAPS.stage, value);
+    } else {
+        b = take("B", "token-b", LEASE_MS);
+        ck_assert_msg(owner_of("token-a", id_a) == (long)gettid(),
+                      "expected the thread id after ':' to be the acquiring thread's (%ld)",
+                      (long)gettid());
+        owner_of("token-b", id_b);
+        ck_assert_msg(strcmp(id_a, id_b) != 0, "two handles drew the same id %s; expected 128 "
+                      "fresh random bits each", id_a);
+        release_ok(b, "B");
+        dlock_free(b);
+    }
+    release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_noscript_fallback)
+{
+    dlock *a;
+
+    harness_title("release still works after SCRIPT FLUSH (EVALSHA, then EVAL on NOSCRIPT)");
+    a = take("A", "flush", LEASE_MS);
+    release_ok(a, "A"); /* the script is now cached */
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the lock again: %s",
+                  dlock_errstr(a));
+    harness_status(harness_redis(), "SCRIPT FLUSH");
+    release_ok(a, "A");
+    ck_assert_msg(exists("flush") == 0, "expected no key after the release that followed SCRIPT FLUSH");
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_script_sha)
+{
+    int scripts = CAPS.reentrant ? 3 : 1; /* v6: lock, unlock, renew */
+    long evals, shas;
+    dlock *a;
+    int i;
+
+    harness_title("after SCRIPT FLUSH each script is sent whole at most once (its SHA is right)");
+    harness_status(harness_redis(), "SCRIPT FLUSH");
+    harness_status(harness_redis(), "CONFIG RESETSTAT");
+    a = harness_lock(harness_server(), "sha", LEASE_MS, 0);
+    for (i = 0; i < 6; i++) {
+        ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "acquire %d failed: %s", i + 1, dlock_errstr(a));
+        release_ok(a, "A");
+    }
+    evals = harness_calls(harness_redis(), "eval");
+    shas = harness_calls(harness_redis(), "evalsha");
+    ck_assert_msg(evals <= scripts, "6 acquire/release pairs sent EVAL %ld times; expected at most "
+                  "%d (one NOSCRIPT fallback per script): is the built-in SHA the SHA1 of the "
+                  "script's text?", evals, scripts);
+    ck_assert_msg(shas >= 6, "expected at least 6 EVALSHA calls for 6 releases, Redis counted %ld",
+                  shas);
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- the lease ------------------------------------------------------------------ */
+
+/* v6: the watchdog keeps the key alive while held, and stops at release. */
+static void assert_watchdog(dlock *a)
+{
+    int64_t t0 = harness_now_ms(), t;
+
+    while ((t = harness_now_ms() - t0) < 4 * SHORT_LEASE_MS) {
+        ck_assert_msg(exists("lease") == 1, "the key expired %lld ms after acquire while A still "
+                      "held it (lease %d ms); expected the watchdog to keep it alive",
+                      (long long)t, SHORT_LEASE_MS);
+        harness_sleep_ms(SHORT_LEASE_MS / 6);
+    }
+    release_ok(a, "A");
+    ck_assert_msg(exists("lease") == 0, "expected no key right after A's release");
+    harness_sleep_ms(2 * SHORT_LEASE_MS);
+    ck_assert_msg(exists("lease") == 0, "the key came back within %d ms of the release: the "
+                  "watchdog renewed a released lock", 2 * SHORT_LEASE_MS);
+    ck_assert_msg(harness_calls(harness_redis(), "eval") <= 3, "after SCRIPT FLUSH the lock, "
+                  "unlock and renew scripts were sent whole %ld times; expected at most once "
+                  "each: is a built-in SHA wrong?", harness_calls(harness_redis(), "eval"));
+}
+
+/* v2-v5: nothing renews the lease; the key goes while the holder works. */
+static void assert_lease_runs_out(dlock *a)
+{
+    int rc;
+
+    harness_sleep_ms(2 * SHORT_LEASE_MS);
+    ck_assert_msg(exists("lease") == 0, "v%d has no watchdog: expected the key to expire after its "
+                  "%d ms lease while A still holds it, but it is there after %d ms", CAPS.stage,
+                  SHORT_LEASE_MS, 2 * SHORT_LEASE_MS);
+    rc = dlock_release(a);
+    ck_assert_msg(rc == (CAPS.owner_check ? DLOCK_NOT_OWNER : DLOCK_OK),
+                  "after the lease ran out, expected A's release to return %s, got %s (%s)",
+                  CAPS.owner_check ? "NOT_OWNER (the lock was no longer ours)" : "OK (a bare DEL)",
+                  harness_result(rc), dlock_errstr(a));
+}
+
+START_TEST(test_lock_lease_while_held)
+{
+    dlock *a;
+
+    harness_title(CAPS.watchdog ? "the watchdog keeps a %d ms lease alive for 4 leases, not after"
+                  : CAPS.has_ttl ? "a %d ms lease runs out under a live holder (no watchdog)"
+                  : "with no TTL the key outlives any lease (%d ms)", SHORT_LEASE_MS);
+    harness_status(harness_redis(), "SCRIPT FLUSH");
+    harness_status(harness_redis(), "CONFIG RESETSTAT");
+    a = take("A", "lease", SHORT_LEASE_MS);
+    if (CAPS.watchdog) {
+        assert_watchdog(a);
+    } else if (CAPS.has_ttl) {
+        assert_lease_runs_out(a);
+    } else {
+        harness_sleep_ms(2 * SHORT_LEASE_MS);
+        ck_assert_msg(exists("lease") == 1, "v1 sets no TTL: expected the key to outlive any lease");
+        release_ok(a, "A");
+    }
+    dlock_free(a);
+}
+END_TEST
+
+/* Until the waiter listens on the unlock channel (v6), or 2 s. */
+static void wait_for_subscriber(const char *channel)
+{
+    int64_t deadline = harness_now_ms() + 2000;
+    long long subs = 0;
+    redisReply *r;
+
+    while (subs < 1 && harness_now_ms() < deadline) {
+        r = redisCommand(harness_redis(), "PUBSUB NUMSUB %s", channel);
+        ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2,
+                      "PUBSUB NUMSUB failed");
+        subs = r->element[1]->integer;
+        freeReplyObject(r);
+        if (subs < 1)
+            harness_sleep_ms(5);
+    }
+    ck_assert_msg(subs >= 1, "the waiter never subscribed to %s", channel);
+}
+
+START_TEST(test_lock_waiter_wakes)
+{
+    attempt w = { NULL, -2, -2, 0 };
+    int64_t released;
+    pthread_t t;
+    dlock *a;
+
+    harness_title("a blocked waiter gets the lock soon after the release, long before the TTL");
+    a = take("A", "wake", LEASE_MS);
+    w.l = harness_lock(harness_server(), "wake", LEASE_MS, 5000);
+    run_in_thread(&t, &w);
+    if (CAPS.pubsub)
+        wait_for_subscriber("redisson_lock__channel:{wake}");
+    else
+        harness_sleep_ms(100); /* the waiter is polling by now */
+    released = harness_now_ms();
+    release_ok(a, "A");
+    pthread_join(t, NULL);
+    ck_assert_msg(w.rc == DLOCK_OK, "expected the waiter to get the lock after A's release, got %s "
+                  "(%s)", harness_result(w.rc), dlock_errstr(w.l));
+    ck_assert_msg(w.done_ms - released < 1000, "the waiter got the lock %lld ms after the release; "
+                  "expected well under the %d ms TTL (< 1000 ms)",
+                  (long long)(w.done_ms - released), LEASE_MS);
+    ck_assert_msg(w.release_rc == DLOCK_OK, "the waiter's release returned %s",
+                  harness_result(w.release_rc));
+    printf("  waiter woke %lld ms after the release (%s)\n", (long long)(w.done_ms - released),
+           CAPS.pubsub ? "unlock message" : "polling");
+    dlock_free(w.l);
+    dlock_free(a);
+}
+END_TEST
+
+/* Reads one pub/sub message; fails unless it is "0" on channel. */
+static void expect_unlock_message(redisContext *sub, const char *channel)
+{
+    redisReply *r = NULL;
+
+    ck_assert_msg(redisGetReply(sub, (void **)&r) == REDIS_OK && r != NULL,
+                  "expected the unlock message on %s after the release, got none: %s",
+                  channel, sub->errstr);
+    ck_assert_msg(r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+                  strcmp(r->element[0]->str, "message") == 0 &&
+                  strcmp(r->element[1]->str, channel) == 0 &&
+                  strcmp(r->element[2]->str, "0") == 0,
+                  "expected the message \"0\" on %s after the release", channel);
+    freeReplyObject(r);
+}
+
+START_TEST(test_lock_redisson_layout)
+{
+    const char *channel = "redisson_lock__channel:{orders}";
+    char value[128], id[TOKEN_HEX + 1];
+    redisContext *sub;
+    redisReply *r;
+    dlock *a;
+
+    harness_title("Redisson's layout: hash field <uuid>:<thread> = 1, \"0\" published on release");
+    a = take("A", "orders", LEASE_MS);
+    lock_value("orders", value, sizeof(value));
+    ck_assert_msg(parse_owner(value, id) == (long)gettid() && strchr(value, '=') != NULL &&
+                  strcmp(strchr(value, '=') + 1, "1") == 0,
+                  "expected one hash field '<32 hex>:%ld' with value 1, HGETALL gives '%s'",
+                  (long)gettid(), value);
+    sub = harness_connect(harness_server());
+    r = redisCommand(sub, "SUBSCRIBE %s", channel);
+    ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY, "SUBSCRIBE %s failed", channel);
+    freeReplyObject(r);
+    release_ok(a, "A");
+    expect_unlock_message(sub, channel);
+    redisFree(sub);
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- contention -------------------------------------------------------------- */
+
+/* One client process: rounds read-modify-writes of the counter under the
+ * lock. Returns an exit status: 0, or which step failed. */
+static int contend(const sim_server *s, int rounds)
+{
+    char err[HARNESS_ERRSTR_LEN];
+    redisContext *c = sim_server_connect(s, 2000, err, sizeof(err));
+    dlock_config cfg;
+    redisReply *r;
+    dlock *l;
+    int i, status = 0;
+
+    harness_config(&cfg, s, 30000, 30000);
+    l = dlock_new("counter-lock", &cfg);
+    if (c == NULL || l == NULL)
+        return 2;
+    for (i = 0; i < rounds && status == 0; i++) {
+        long long n = 0;
+
+        if (dlock_acquire(l) != DLOCK_OK) {
+            status = 3;
+            break;
+        }
+        r = redisCommand(c, "GET counter");
+        if (r != NULL && r->type == REDIS_REPLY_STRING)
+            n = atoll(r->str);
+        freeReplyObject(r);
+        r = redisCommand(c, "SET counter %lld", n + 1);
+        freeReplyObject(r);
+        if (dlock_release(l) != DLOCK_OK)
+            status = 4;
+    }
+    dlock_free(l);
+    redisFree(c);
+    return status;
+}
+
+START_TEST(test_lock_counter_contention)
+{
+    static const char *const why[] = { "", "", "could not connect", "acquire failed",
+                                       "release failed" };
+    pid_t pids[CLIENTS];
+    long long counter;
+    char value[32];
+    int i, status;
+
+    harness_title("%d client processes x %d locked increments: the counter ends at %d",
+                  CLIENTS, ROUNDS, CLIENTS * ROUNDS);
+    fflush(stdout);
+    for (i = 0; i < CLIENTS; i++) {
+        pids[i] = fork();
+        ck_assert_msg(pids[i] >= 0, "fork: %s", strerror(errno));
+        if (pids[i] == 0)
+            _exit(contend(harness_server(), ROUNDS));
+    }
+    for (i = 0; i < CLIENTS; i++) {
+        ck_assert_msg(waitpid(pids[i], &status, 0) == pids[i], "waitpid failed");
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "client %d ended with status %d (%s)", i, status,
+                      WIFEXITED(status) && WEXITSTATUS(status) < 5 ? why[WEXITSTATUS(status)]
+                                                                   : "killed");
+    }
+    harness_str(harness_redis(), value, sizeof(value), "GET counter");
+    counter = atoll(value);
+    ck_assert_msg(counter == CLIENTS * ROUNDS, "%d clients x %d increments under the lock left the "
+                  "counter at %lld; expected %d (an update was lost: two holders at once)",
+                  CLIENTS, ROUNDS, counter, CLIENTS * ROUNDS);
+}
+END_TEST
+
+/* ---- errors --------------------------------------------------------------------- */
+
+/* An error result with a reason, not a crash or a hang. */
+static void assert_error(dlock *l, int rc, const char *call, const char *situation)
+{
+    ck_assert_msg(rc == DLOCK_ERR, "expected %s to return ERR %s, got %s", call, situation,
+                  harness_result(rc));
+    ck_assert_msg(dlock_errstr(l)[0] != '\0', "%s returned ERR %s with an empty errstr; expected "
+                  "a reason", call, situation);
+}
+
+/* A port where connections are refused: bound by us, so nobody else can
+ * listen there, but not listening. Returns the socket; *port gets it. */
+static int refusing_port(int *port)
+{
+    struct sockaddr_in a;
+    socklen_t alen = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_msg(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+                  getsockname(fd, (struct sockaddr *)&a, &alen) == 0,
+                  "cannot reserve a port: %s", strerror(errno));
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+START_TEST(test_lock_connection_refused)
+{
+    sim_server nobody;
+    dlock *l;
+    int fd;
+
+    harness_title("connection refused: ERR with a reason");
+    memset(&nobody, 0, sizeof(nobody));
+    fd = refusing_port(&nobody.port);
+    l = harness_lock(&nobody, "refused", LEASE_MS, 0);
+    assert_error(l, dlock_acquire(l), "acquire", "when nothing listens on the port");
+    assert_error(l, dlock_release(l), "release", "when nothing listens on the port");
+    dlock_free(l);
+    close(fd);
+}
+END_TEST
+
+START_TEST(test_lock_server_killed_while_held)
+{
+    sim_server own;
+    int64_t t0, took;
+    dlock *l;
+
+    harness_title("the server is killed while the lock is held: release fails fast");
+    harness_server_start(&own);
+    l = harness_lock(&own, "killed", LEASE_MS, 0);
+    ck_assert_msg(dlock_acquire(l) == DLOCK_OK, "could not take the lock: %s", dlock_errstr(l));
+    sim_server_kill(&own);
+    t0 = harness_now_ms();
+    assert_error(l, dlock_release(l), "release", "after the server was killed");
+    assert_error(l, dlock_acquire(l), "acquire", "after the server was killed");
+    took = harness_now_ms() - t0;
+    ck_assert_msg(took < 3000, "release and acquire took %lld ms to fail against a dead server; "
+                  "expected about the 1000 ms timeout at most", (long long)took);
+    dlock_free(l);
+    sim_server_stop(&own);
+}
+END_TEST
+
+START_TEST(test_lock_bad_name)
+{
+    const char *names[] = { "", NULL };
+    dlock_config cfg;
+    dlock *l;
+    int i;
+
+    harness_title("an empty or NULL name, or a NULL config: ERR with a reason");
+    harness_config(&cfg, harness_server(), LEASE_MS, 0);
+    for (i = 0; i < 2; i++) {
+        l = dlock_new(names[i], &cfg);
+        ck_assert_msg(l != NULL, "dlock_new returned NULL for a bad name; expected a handle "
+                      "whose calls fail");
+        assert_error(l, dlock_acquire(l), "acquire", names[i] ? "for an empty name" : "for a NULL name");
+        assert_error(l, dlock_release(l), "release", names[i] ? "for an empty name" : "for a NULL name");
+        dlock_free(l);
+    }
+    l = dlock_new("no-config", NULL);
+    ck_assert_msg(l != NULL, "dlock_new returned NULL for a NULL config");
+    assert_error(l, dlock_acquire(l), "acquire", "for a NULL config");
+    dlock_free(l);
+    ck_assert_msg(harness_int(harness_redis(), "DBSIZE") == 0, "a failed acquire created a key");
+}
+END_TEST
+
+START_TEST(test_lock_bad_lease)
+{
+    const long leases[] = { 0, -1 };
+    dlock *l;
+    int i;
+
+    harness_title(CAPS.has_ttl ? "a lease of 0 or less: ERR with a reason"
+                               : "v1 ignores the lease, even 0 or less");
+    for (i = 0; i < 2; i++) {
+        l = harness_lock(harness_server(), "lease-check", leases[i], 0);
+        if (CAPS.has_ttl) {
+            assert_error(l, dlock_acquire(l), "acquire", "for a lease <= 0");
+            ck_assert_msg(exists("lease-check") == 0, "an acquire with lease %ld created the key",
+                          leases[i]);
+        } else {
+            ck_assert_msg(dlock_acquire(l) == DLOCK_OK, "v1 has no lease: expected acquire with "
+                          "lease %ld to work, got: %s", leases[i], dlock_errstr(l));
+            release_ok(l, "A");
+        }
+        dlock_free(l);
+    }
+}
+END_TEST
+
+/* ---- the contract ---------------------------------------------------------------- */
+
+/* Reads a whole small file into buf; returns its length, or -1. */
+static long read_file(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n;
+
+    if (f == NULL)
+        return -1;
+    n = fread(buf, 1, len, f);
+    fclose(f);
+    return n == len ? -1 : (long)n; /* too big for buf: not a header */
+}
+
+/* The line number of byte offset in buf. */
+static int line_at(const char *buf, long offset)
+{
+    int line = 1;
+    long i;
+
+    for (i = 0; i < offset; i++)
+        line += buf[i] == '\n';
+    return line;
+}
+
+START_TEST(test_lock_header_identical)
+{
+    static char first[65536], other[65536];
+    char path[512];
+    long n0, n, i;
+    int s;
+
+    harness_title("lock.h is byte-identical in the six stage folders");
+    snprintf(path, sizeof(path), "%s/%s/lock.h", SRCDIR, stage_table[0].dir);
+    n0 = read_file(path, first, sizeof(first));
+    ck_assert_msg(n0 > 0, "cannot read %s (run from the repository root, or build with -DSRCDIR)",
+                  path);
+    for (s = 1; s < STAGE_COUNT; s++) {
+        snprintf(path, sizeof(path), "%s/%s/lock.h", SRCDIR, stage_table[s].dir);
+        n = read_file(path, other, sizeof(other));
+        ck_assert_msg(n >= 0, "cannot read %s", path);
+        for (i = 0; i < n && i < n0 && first[i] == other[i]; i++)
+            ;
+        ck_assert_msg(i == n && n == n0, "%s/lock.h differs from %s/lock.h at line %d; "
+                      "expected the same bytes (the contract)", stage_table[s].dir,
+                      stage_table[0].dir, line_at(first, i));
+    }
+}
+END_TEST
+
+/* ---- the suite ---------------------------------------------------------------------- */
+
+/* A tcase with its own redis-server, emptied before each test. */
+static TCase *server_tcase(const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
+    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    tcase_set_timeout(tc, timeout_s);
+    return tc;
+}
+
+Suite *lock_suite(void)
+{
+    Suite *s = suite_create("lock");
+    TCase *basics = server_tcase("basics", 10);
+    TCase *owner = server_tcase("ownership", 10);
+    TCase *lease = server_tcase("lease", 20);
+    TCase *contention = server_tcase("contention", 60);
+    TCase *errors = server_tcase("errors", 20);
+    TCase *contract = tcase_create("contract");
+
+    tcase_add_test(basics, test_lock_acquire_release);
+    tcase_add_test(basics, test_lock_busy_while_held);
+    tcase_add_test(basics, test_lock_wait_budget);
+    tcase_add_test(basics, test_lock_acquire_after_release);
+    tcase_add_test(basics, test_lock_ttl);
+    tcase_add_test(basics, test_lock_acquire_commands);
+    tcase_add_test(basics, test_lock_reentry);
+    tcase_add_test(owner, test_lock_release_by_non_owner);
+    tcase_add_test(owner, test_lock_owner_token);
+    if (CAPS.script_release) {
+        tcase_add_test(owner, test_lock_noscript_fallback);
+        tcase_add_test(owner, test_lock_script_sha);
+    }
+    tcase_add_test(lease, test_lock_lease_while_held);
+    tcase_add_test(lease, test_lock_waiter_wakes);
+    if (CAPS.reentrant)
+        tcase_add_test(lease, test_lock_redisson_layout);
+    tcase_add_test(contention, test_lock_counter_contention);
+    tcase_add_test(errors, test_lock_connection_refused);
+    tcase_add_test(errors, test_lock_server_killed_while_held);
+    tcase_add_test(errors, test_lock_bad_name);
+    tcase_add_test(errors, test_lock_bad_lease);
+    tcase_add_checked_fixture(contract, harness_test_setup, harness_test_teardown);
+    tcase_add_test(contract, test_lock_header_identical);
+    suite_add_tcase(s, basics);
+    suite_add_tcase(s, owner);
+    suite_add_tcase(s, lease);
+    suite_add_tcase(s, contention);
+    suite_add_tcase(s, errors);
+    suite_add_tcase(s, contract);
+    return s;
+}
