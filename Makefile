@@ -15,6 +15,13 @@ STAGE_DIRS := v1-setnx v2-expire v3-set-nx-px v4-owner-check v5-lua-unlock v6-re
 STAGES := 1 2 3 4 5 6
 stage_dir = $(word $(1),$(STAGE_DIRS))
 
+# A bad stage= stops here, whatever the target, with the valid values.
+ifneq ($(stage),)
+  ifeq ($(filter $(stage),$(STAGES)),)
+    $(error stage='$(stage)' is not a stage; valid: 1 ($(word 1,$(STAGE_DIRS))) 2 ($(word 2,$(STAGE_DIRS))) 3 ($(word 3,$(STAGE_DIRS))) 4 ($(word 4,$(STAGE_DIRS))) 5 ($(word 5,$(STAGE_DIRS))) 6 ($(word 6,$(STAGE_DIRS))))
+  endif
+endif
+
 CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werror -pthread -g
 ifeq ($(SANITIZE),1)
   CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -63,14 +70,22 @@ $(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h
 
 $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h sim/*.h)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Isim -Itests -c $$< -o $$@
+	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) -Isim -Itests -c $$< -o $$@
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
 
-$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(BUILD)/v$(1)/client
+$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/worker.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 
-$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS)
+# The client side of the simulator calls the lock: built per stage, against
+# that stage's lock.h, like the stage itself.
+SIM_CLIENT_OBJS_$(1) := $$(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/v$(1)/sim-%.o)
+
+$(BUILD)/v$(1)/sim-%.o: sim/%.c $(wildcard sim/*.h) $(call stage_dir,$(1))/lock.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Isim -c $$< -o $$@
+
+$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1))
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
@@ -80,19 +95,30 @@ $(BUILD)/sim/%.o: sim/%.c $(wildcard sim/*.h)
 	$(CC) $(CFLAGS) -Isim -c $< -o $@
 
 # ---- tests -------------------------------------------------------------
-check_stage = $(if $(filter $(stage),$(STAGES)),,$(error stage='$(stage)' is not a stage: use stage=1..6 ($(STAGE_DIRS))))
+# The simulator's own tests join `make test` once a sim-test rule exists
+# (sim/sim.mk or this file); until then they are skipped, with a note.
+HAVE_SIM_TEST := $(shell grep -ls '^sim-test *:' Makefile sim/sim.mk 2>/dev/null)
 
 test: check-deps
-ifdef stage
-	$(call check_stage)
-	@$(MAKE) --no-print-directory stage-test
+ifneq ($(stage),)
+	@$(MAKE) --no-print-directory stage-test stage=$(stage)
 else
-	@for n in $(STAGES); do $(MAKE) --no-print-directory stage-test stage=$$n || exit 1; done
-	@$(MAKE) --no-print-directory sim-test
+	@failed=; \
+	for n in $(STAGES); do \
+	    $(MAKE) --no-print-directory stage-test stage=$$n || failed="$$failed v$$n"; \
+	done; \
+	if [ -n "$(HAVE_SIM_TEST)" ]; then \
+	    $(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
+	else \
+	    echo "== sim-test: not defined yet, skipped =="; \
+	fi; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	echo "== all stages passed =="
 endif
 
-stage-test: $(BUILD)/v$(stage)/tests
-	@echo "== stage $(stage): $(call stage_dir,$(stage)) =="
+stage-test:
+	@test -n "$(stage)" || { echo "stage-test needs stage=N (1..6)"; exit 2; }
+	@$(MAKE) --no-print-directory $(BUILD)/v$(stage)/tests
 	@$(BUILD)/v$(stage)/tests
 
 # ---- diff --------------------------------------------------------------
