@@ -378,7 +378,9 @@ static void exec_child(const spawn_plan *p)
     if (fd >= 0)
         dup2(fd, STDIN_FILENO);
     /* The server must not keep our sockets and pipes (a Check pipe, a
-     * client's connection) open after we close them. */
+     * client's connection) open after we close them. Linux 5.11+; on an
+     * older kernel this fails and the server inherits them, harmlessly:
+     * it dies with us anyway. */
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     if (chdir(p->dir) != 0)
         child_fail(p, 2);
@@ -393,6 +395,7 @@ static int spawn(sim_server *s, spawn_plan *p, char *errstr, size_t len)
     exec_failure f;
     ssize_t n;
     pid_t pid;
+    int full;
 
     if (pipe2(fds, O_CLOEXEC) != 0)
         return error(errstr, len, "pipe: %s", strerror(errno));
@@ -407,12 +410,19 @@ static int spawn(sim_server *s, spawn_plan *p, char *errstr, size_t len)
         return error(errstr, len, "fork: %s", strerror(errno));
     }
     s->pid = pid;
-    register_server(pid);
+    /* Registered at once, so a cleanup on exit or on a signal kills it. */
+    full = register_server(pid) != 0;
     while ((n = read(fds[0], &f, sizeof(f))) < 0 && errno == EINTR)
         ;
     close(fds[0]);
-    if (n <= 0)
+    if (n <= 0 && !full)
         return 0;
+    if (full) {
+        kill(pid, SIGKILL);
+        reap(pid);
+        s->pid = 0;
+        return error(errstr, len, "more than %d servers at once", MAX_SERVERS);
+    }
     sim_server_kill(s);
     if (f.step == 3 && f.err == ENOENT)
         return error(errstr, len, "redis-server not found: run `make deps`");
