@@ -129,3 +129,21 @@ clean:
 	rm -rf build
 
 -include sim/sim.mk
+
+# ---- the simulator's own tests (no Redis) --------------------------------
+# The checker, history and report run on hand-written histories: no server
+# and no stage, so the binary needs only these three modules.
+SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
+                 $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o
+
+$(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h tests/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isim -Itests -c $< -o $@
+
+$(BUILD)/test_sim: $(SIM_TEST_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -pthread
+
+.PHONY: sim-test
+sim-test: $(BUILD)/test_sim
+	@echo "== simulator: history, checker, report (no Redis) =="
+	@$(BUILD)/test_sim

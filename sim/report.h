@@ -1,0 +1,77 @@
+/* report: the only module of the simulator that prints.
+ *
+ * Everything goes to a FILE * the caller gives (stdout for a run, a memory
+ * stream in a test). It reads a history and a verdict; it never decides
+ * anything the checker did not.
+ *
+ * API:
+ *
+ *   void sim_report_run(FILE *out, const sim_run_info *run,
+ *                       const sim_event *ev, size_t n, int64_t t0_ns,
+ *                       const sim_verdict *v);
+ *   void sim_report_title(FILE *out, const sim_run_info *run);
+ *   void sim_report_verdict(FILE *out, const sim_verdict *v, int64_t t0_ns);
+ *   void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
+ *                            int64_t t0_ns, int clients,
+ *                            const sim_verdict *v);
+ *   void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
+ *                            int64_t t0_ns);
+ *   int  sim_report_matrix(FILE *out, const sim_matrix_cell *cells,
+ *                          size_t n);
+ *
+ * Times are printed in ms from t0_ns, the run's start: h->t0_ns for a live
+ * history, 0 for one read back with sim_history_load. Clients are letters:
+ * client 0 is A; a thread other than 0 is written "B:1". */
+#ifndef SIM_REPORT_H
+#define SIM_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "checker.h"
+#include "history.h"
+
+#define SIM_REPORT_STAGES 6  /* matrix columns v1..v6 */
+
+/* One cell of the fault matrix, as plain data. */
+typedef struct sim_matrix_cell {
+    const char *scenario;  /* the row: cells of one scenario share a row */
+    int stage;             /* the column: 1..SIM_REPORT_STAGES */
+    unsigned observed;     /* SIM_ANOM_* bits found; the cell shows ME MD DL */
+    unsigned expected;     /* SIM_ANOM_* bits of the answer key */
+    int unreachable;       /* the scenario's failpoint is not in this stage */
+    const char *evidence;  /* one line (sim_report_evidence); NULL or "" */
+} sim_matrix_cell;
+
+/* One run, in order: the title; "fault not reachable: this stage has no
+ * such step" when run->failpoint is armed but never fired; the verdict in
+ * sentences; the timeline. run may be NULL (no title). */
+void sim_report_run(FILE *out, const sim_run_info *run, const sim_event *ev,
+                    size_t n, int64_t t0_ns, const sim_verdict *v);
+
+/* "v3-set-nx-px / slow-holder: <what> (lease 300 ms, seed 7)". */
+void sim_report_title(FILE *out, const sim_run_info *run);
+
+/* One sentence per anomaly with its evidence, and the stock's numbers;
+ * one line saying so when there is no anomaly. */
+void sim_report_verdict(FILE *out, const sim_verdict *v, int64_t t0_ns);
+
+/* The ASCII timeline, 72 columns: a time axis, one lane per client
+ * (clients: at least this many lanes), the lock key's lane, a lane marking
+ * where the verdict's evidence lies (when v is not NULL), and a legend. */
+void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
+                         int64_t t0_ns, int clients, const sim_verdict *v);
+
+/* Every anomaly's first evidence as one line, "; " between anomalies,
+ * "" when there is none: the evidence of a matrix cell. */
+void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
+                         int64_t t0_ns);
+
+/* The fault matrix: rows = scenarios in order of first appearance,
+ * columns v1..v6, each cell's anomalies ("ME MD", "DL", "-"), "!" before
+ * a cell that differs from the answer key, "(-)" for a fault the stage
+ * cannot reach; then each cell's evidence under the table, and the last
+ * line "54/54 cells match the answer key". Returns the matching count. */
+int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n);
+
+#endif

@@ -1,0 +1,23 @@
+/* run_sim: the simulator's own tests (build/test_sim). No Redis: the
+ * checker, the history and the report run on hand-written histories.
+ * Prints Check's summary line and exits non-zero when any test failed. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+Suite *checker_suite(void);  /* tests/test_checker.c: the four verdicts */
+Suite *history_suite(void);  /* tests/test_checker.c: journal and file */
+Suite *report_suite(void);   /* tests/test_checker.c: sentences, timeline, matrix */
+
+int main(void)
+{
+    SRunner *runner = srunner_create(checker_suite());
+    int failed;
+
+    srunner_add_suite(runner, history_suite());
+    srunner_add_suite(runner, report_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
