@@ -662,6 +662,7 @@ static void assert_error(dlock *l, int rc, const char *call, const char *situati
                   harness_result(rc));
     ck_assert_msg(dlock_errstr(l)[0] != '\0', "%s returned ERR %s with an empty errstr; expected "
                   "a reason", call, situation);
+    printf("  %s %s: \"%s\"\n", call, situation, dlock_errstr(l));
 }
 
 /* A port where connections are refused: bound by us, so nobody else can
