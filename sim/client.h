@@ -1,0 +1,133 @@
+/* client: the simulated clients, one process each, and the control block
+ * they share with the simulator.
+ *
+ * Each client is the program build/vN/client (sim/worker.c linked with one
+ * stage): the simulator forks and execs it, so a crash is a real SIGKILL
+ * and a pause (SIGSTOP) freezes every thread of it, v6's watchdog too.
+ *
+ * The control block is a small file mapped MAP_SHARED by the simulator, its
+ * clients and the observer: the run's settings, each client's plan, where
+ * the lock lives now (clients follow a failover through it on their next
+ * reconnect), start flags, and the steps each client has reached, which the
+ * scenario waits on to sequence its steps. Fields that change during a run
+ * are atomics: lock-free atomics work across processes. */
+#ifndef SIM_CLIENT_H
+#define SIM_CLIENT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <hiredis/hiredis.h>
+
+#define SIM_CLIENTS_MAX 8       /* clients per run: baseline has 8 */
+#define SIM_CONTROL_PATH_LEN 320 /* a temp dir (SIM_PATH_LEN) plus a file name */
+#define SIM_LOCK_NAME_LEN 64    /* the lock's key */
+#define SIM_ORCHESTRATOR SIM_CLIENTS_MAX /* the slot the simulator itself syncs with */
+#define SIM_STOCK_KEY "stock"   /* the resource, on the resource server */
+
+/* Steps a client reaches; the control block keeps when each was first
+ * reached, so a scenario can start the next client "0.5 L after A entered
+ * its critical section" even when A has long left it. */
+typedef enum sim_phase {
+    SIM_PHASE_READY,     /* the process is up and waits for its start flag */
+    SIM_PHASE_STARTED,   /* it got the flag and runs its plan */
+    SIM_PHASE_WAITING,   /* it invoked acquire */
+    SIM_PHASE_IN_CS,     /* it entered its critical section */
+    SIM_PHASE_RELEASING, /* it invoked release */
+    SIM_PHASE_STOPPED,   /* a failpoint stopped the whole process */
+    SIM_PHASE_DONE,      /* it exited or was killed (set by the simulator) */
+    SIM_PHASE_COUNT
+} sim_phase;
+
+/* What a client does with the lock. */
+typedef enum sim_plan_kind {
+    SIM_PLAN_ONCE,      /* acquire, critical section, release */
+    SIM_PLAN_LOOP,      /* the same, again and again until the stock is sold */
+    SIM_PLAN_REENTRANT, /* acquire again from inside the critical section */
+    SIM_PLAN_STRANGER   /* release a lock it never acquired */
+} sim_plan_kind;
+
+typedef struct sim_plan {
+    int kind;      /* a sim_plan_kind */
+    long hold_ms;  /* work in the critical section, between read and write */
+    long wait_ms;  /* acquire's wait budget */
+    long lease_ms; /* the lease this client asks for */
+    unsigned seed; /* LOOP: varies each hold between hold/2 and hold */
+} sim_plan;
+
+typedef struct sim_client_slot {
+    sim_plan plan;                            /* written before the spawn */
+    atomic_int go;                            /* the simulator's start flag */
+    atomic_llong reached_ns[SIM_PHASE_COUNT]; /* CLOCK_MONOTONIC; 0 = not yet */
+    atomic_long stop_ms;  /* a failpoint's stop(ms) asks the simulator to resume it */
+    atomic_llong synced;  /* the last sync marker the observer has seen */
+} sim_client_slot;
+
+typedef struct sim_control {
+    char history_path[SIM_CONTROL_PATH_LEN]; /* the run's history file */
+    char lock_name[SIM_LOCK_NAME_LEN];       /* the lock every client contends for */
+    long lease_ms;             /* L, the run's lease */
+    long retry_ms;             /* between tries, in stages that poll */
+    long timeout_ms;           /* connect and command timeout of the clients */
+    int resource_port;         /* the stock lives here; faults never touch it */
+    int sentinel_port;         /* > 0: clients ask this sentinel for the primary */
+    char sentinel_master[SIM_LOCK_NAME_LEN]; /* the name the sentinel monitors */
+    atomic_int primary_port;   /* where the lock lives now */
+    atomic_int observer_port;  /* the observer is subscribed there, 0 = not yet */
+    atomic_int stop;           /* the run is over: loops end, the observer exits */
+    int nclients;              /* slots in use */
+    sim_client_slot client[SIM_CLIENTS_MAX + 1]; /* + SIM_ORCHESTRATOR */
+} sim_control;
+
+/* How a client process is doing, from sim_client_poll. */
+typedef enum sim_client_state {
+    SIM_CLIENT_RUNNING,
+    SIM_CLIENT_STOPPED, /* just stopped (SIGSTOP); reported once per stop */
+    SIM_CLIENT_EXITED,  /* exited by itself; *status has the exit code */
+    SIM_CLIENT_KILLED   /* killed by a signal; *status has the signal */
+} sim_client_state;
+
+/* ---- the control block (simulator and clients) ---- */
+
+/* Creates the file at path, zeroed, and maps it. NULL with errstr. */
+sim_control *sim_client_control_create(const char *path, char *errstr,
+                                       size_t len);
+
+/* Maps an existing control block (in a client process). NULL with errstr. */
+sim_control *sim_client_control_open(const char *path, char *errstr,
+                                     size_t len);
+
+void sim_client_control_close(sim_control *ctl);
+
+/* Notes that client reached phase now, the first time only. */
+void sim_client_reach(sim_control *ctl, int client, sim_phase phase);
+
+/* When client first reached phase (CLOCK_MONOTONIC ns), 0 if not yet. */
+int64_t sim_client_reached(const sim_control *ctl, int client, sim_phase phase);
+
+/* A connection provider (a dlock_connect_fn, with arg = the control
+ * block): a new connection to the current primary, asked from the
+ * sentinel when there is one. NULL with one line in errstr. */
+redisContext *sim_client_connect_primary(void *arg, char *errstr, size_t len);
+
+/* ---- client processes (simulator) ---- */
+
+/* Forks and execs program with arguments control_path and the client's
+ * index; failpoints (or NULL) becomes its DLOCK_FAILPOINTS. The child
+ * dies with the simulator (PR_SET_PDEATHSIG). Returns the pid, or -1 with
+ * errstr. */
+pid_t sim_client_spawn(const char *program, const char *control_path,
+                       int client, const char *failpoints, char *errstr,
+                       size_t len);
+
+/* Checks on a client without blocking, and reaps it when it has ended. */
+sim_client_state sim_client_poll(pid_t pid, int *status);
+
+/* SIGKILL and reap; for the end of a run and its error paths. */
+void sim_client_kill(pid_t pid);
+
+/* "A", "B", ... for client numbers; "-" for SIM_NO_CLIENT. */
+const char *sim_client_name(int client);
+
+#endif

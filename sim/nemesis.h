@@ -1,0 +1,74 @@
+/* nemesis: the faults, and only the faults.
+ *
+ *   pause     SIGSTOP a client process, SIGCONT it after a while: a GC
+ *             pause, a VM migration; every thread stops, v6's watchdog too.
+ *   crash     SIGKILL a client process.
+ *   stop      a client stopped itself at a failpoint (failpoint.h): resume
+ *             it after the time it asked for.
+ *   failover  the replica's stream is held (CLIENT PAUSE WRITE on it)
+ *             while a client takes the lock on the primary; the primary is
+ *             SIGKILLed and the replica promoted (REPLICAOF NO ONE, CLIENT
+ *             UNPAUSE) without the lock; clients follow to it. The
+ *             mechanism of an asynchronous replication loss, made
+ *             deterministic. With a sentinel, the sentinel promotes.
+ *
+ * Every step goes into the history (pause begin/end, crash, failover
+ * steps). The nemesis never touches the resource server. */
+#ifndef SIM_NEMESIS_H
+#define SIM_NEMESIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <hiredis/hiredis.h>
+
+#include "client.h"
+#include "cluster.h"
+#include "history.h"
+
+typedef struct sim_nemesis {
+    sim_cluster *cl;           /* the servers of the run */
+    sim_control *ctl;          /* where clients find the primary */
+    sim_history *h;            /* where faults are recorded */
+    const pid_t *pids;         /* the clients' processes, by index */
+    int64_t resume_ns[SIM_CLIENTS_MAX]; /* a paused client's SIGCONT time; 0 = none */
+    int self_stop[SIM_CLIENTS_MAX];     /* the pause came from its own failpoint */
+    redisContext *replica;     /* open while the replica's stream is held */
+    int sentinel;              /* a sentinel promotes instead of us */
+} sim_nemesis;
+
+void sim_nemesis_init(sim_nemesis *n, sim_cluster *cl, sim_control *ctl,
+                      sim_history *h, const pid_t *pids);
+
+/* SIGSTOP now; sim_nemesis_tick sends SIGCONT after ms. */
+void sim_nemesis_pause(sim_nemesis *n, int client, long ms);
+
+/* SIGKILL now (reaped by whoever polls the client). */
+void sim_nemesis_crash(sim_nemesis *n, int client);
+
+/* The client's process was seen stopped: when its own failpoint stopped
+ * it, schedule its SIGCONT for the time it asked for. */
+void sim_nemesis_stopped(sim_nemesis *n, int client);
+
+/* Resumes the paused clients whose time has come. */
+void sim_nemesis_tick(sim_nemesis *n);
+
+/* 1 while some client waits for its SIGCONT. */
+int sim_nemesis_busy(const sim_nemesis *n);
+
+/* Failover, first half, before the lock is taken: CLIENT PAUSE WRITE on
+ * the replica, so it reads the primary's stream but applies none of it.
+ * 0, or -1 with errstr. */
+int sim_nemesis_hold_replica(sim_nemesis *n, char *errstr, size_t len);
+
+/* Failover, second half, while a client holds the lock on the primary:
+ * asserts the replica really lacks the lock (a failover that keeps it
+ * would pass by luck), kills the primary, promotes the replica, points the
+ * clients at it and waits for the observer to subscribe there. 0, or -1
+ * with errstr. */
+int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len);
+
+/* Closes what the nemesis holds open; resumes nobody. */
+void sim_nemesis_close(sim_nemesis *n);
+
+#endif

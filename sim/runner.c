@@ -1,0 +1,468 @@
+/* runner: plays one scenario against one stage (sim_scenario_run).
+ *
+ * One thread, one loop: every tick it reaps or notices stopped clients,
+ * lets the nemesis resume the pauses that are due, starts the clients
+ * whose trigger fired and injects the fault when its time comes. Clients
+ * are processes of the stage's client program; the observer is a fork of
+ * this process; the servers come from cluster. Whatever happens, every
+ * process it started is killed and reaped and the temp dir removed. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "cluster.h"
+#include "nemesis.h"
+#include "observer.h"
+#include "scenarios.h"
+
+#define LOCK_NAME "lockstep:lock"
+#define TICK_US 500            /* the loop's period: far below any margin */
+#define READY_TIMEOUT_MS 20000 /* client programs up (sanitizer builds are slow) */
+#define OBSERVER_TIMEOUT_MS 3000
+#define RUN_LIMIT_MS 90000     /* a run that takes longer is stuck */
+#define CLIENT_TIMEOUT_MS 2000 /* the clients' connect and command timeout */
+#define FAILPOINT_LEN 128
+
+typedef struct runner {
+    const sim_scenario *s;
+    const sim_run_config *cfg;
+    sim_cluster cl;
+    sim_history *h;
+    sim_control *ctl;
+    sim_nemesis nem;
+    char control_path[SIM_CONTROL_PATH_LEN];
+    int n;                                  /* clients */
+    const sim_actor *actor[SIM_CLIENTS_MAX]; /* each client's line of the table */
+    pid_t pid[SIM_CLIENTS_MAX];             /* 0 once reaped */
+    int started[SIM_CLIENTS_MAX];           /* its start flag is set */
+    pid_t observer;
+    int fault_done;                         /* the nemesis struck */
+    int64_t fault_ns;
+    int64_t start_ns;                       /* clients were let go */
+} runner;
+
+static int error(char *errstr, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(errstr, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static long leases(const runner *r, double x)
+{
+    return (long)(x * r->cfg->lease_ms + 0.5);
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+    nanosleep(&ts, NULL);
+}
+
+/* "release.after_get=stop(3L)" with L = 300 becomes "...=stop(900)". */
+static int expand_failpoint(const char *spec, long lease_ms, char *out,
+                            size_t len)
+{
+    const char *p = spec;
+    size_t used = 0;
+
+    while (*p != '\0' && used + 1 < len) {
+        char *end;
+        double x = p[0] == '(' ? strtod(p + 1, &end) : 0;
+
+        if (p[0] == '(' && end != p + 1 && end[0] == 'L' && end[1] == ')') {
+            used += snprintf(out + used, len - used, "(%ld)", (long)(x * lease_ms + 0.5));
+            p = end + 2;
+        } else {
+            out[used++] = *p++;
+        }
+    }
+    out[used < len ? used : len - 1] = '\0';
+    return *p == '\0' && used < len ? 0 : -1;
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+/* Each client's line of the table: a line with copies stands for that many. */
+static int assign_actors(runner *r, char *errstr, size_t len)
+{
+    const sim_actor *a;
+    int k;
+
+    r->n = 0;
+    for (a = r->s->actors; a->name != 0; a++) {
+        for (k = 0; k < (a->copies > 0 ? a->copies : 1); k++) {
+            if (r->n == SIM_CLIENTS_MAX)
+                return error(errstr, len, "scenario %s has more than %d clients",
+                             r->s->name, SIM_CLIENTS_MAX);
+            r->actor[r->n++] = a;
+        }
+    }
+    return 0;
+}
+
+static void fill_plan(runner *r, int i)
+{
+    sim_plan *p = &r->ctl->client[i].plan;
+
+    p->kind = r->actor[i]->plan;
+    p->hold_ms = leases(r, r->actor[i]->hold);
+    p->wait_ms = leases(r, r->actor[i]->wait);
+    p->lease_ms = leases(r, r->actor[i]->lease > 0 ? r->actor[i]->lease : 1);
+    p->seed = r->cfg->seed * 7919u + (unsigned)i;
+}
+
+static int setup_control(runner *r, char *errstr, size_t len)
+{
+    char path[SIM_CONTROL_PATH_LEN];
+    int i;
+
+    snprintf(path, sizeof(path), "%s/history", r->cl.dir);
+    if ((r->h = sim_history_create(path, errstr, len)) == NULL)
+        return -1;
+    snprintf(r->control_path, sizeof(r->control_path), "%s/control", r->cl.dir);
+    if ((r->ctl = sim_client_control_create(r->control_path, errstr, len)) == NULL)
+        return -1;
+    snprintf(r->ctl->history_path, sizeof(r->ctl->history_path), "%s", path);
+    snprintf(r->ctl->lock_name, sizeof(r->ctl->lock_name), "%s", LOCK_NAME);
+    r->ctl->lease_ms = r->cfg->lease_ms;
+    r->ctl->retry_ms = r->cfg->lease_ms / 30 > 0 ? r->cfg->lease_ms / 30 : 1;
+    r->ctl->timeout_ms = CLIENT_TIMEOUT_MS;
+    r->ctl->resource_port = r->cl.resource.port;
+    atomic_store(&r->ctl->primary_port, r->cl.primary.port);
+    r->ctl->nclients = r->n;
+    for (i = 0; i < r->n; i++)
+        fill_plan(r, i);
+    return 0;
+}
+
+/* SET on the resource server, and the number into the history. */
+static int stock_command(runner *r, int final, char *errstr, size_t len)
+{
+    redisContext *c = sim_server_connect(&r->cl.resource, 2000, errstr, len);
+    redisReply *rep;
+    long long stock = r->s->stock;
+    int ok;
+
+    if (c == NULL)
+        return -1;
+    rep = final ? redisCommand(c, "GET %s", SIM_STOCK_KEY)
+                : redisCommand(c, "SET %s %lld", SIM_STOCK_KEY, stock);
+    ok = rep != NULL && rep->type == (final ? REDIS_REPLY_STRING : REDIS_REPLY_STATUS);
+    if (ok && final)
+        stock = atoll(rep->str);
+    if (!ok)
+        error(errstr, len, "%s the stock on the resource server: %s",
+              final ? "reading" : "setting", rep == NULL ? c->errstr : "unexpected reply");
+    freeReplyObject(rep);
+    redisFree(c);
+    if (ok)
+        sim_history_add(r->h, SIM_NO_CLIENT, 0,
+                        final ? SIM_EV_STOCK_FINAL : SIM_EV_STOCK_INITIAL, stock, "");
+    return ok ? 0 : -1;
+}
+
+static int spawn_clients(runner *r, char *errstr, size_t len)
+{
+    char fp[FAILPOINT_LEN];
+    int i;
+
+    for (i = 0; i < r->n; i++) {
+        const char *arming = r->actor[i]->failpoint;
+
+        if (arming != NULL &&
+            expand_failpoint(arming, r->cfg->lease_ms, fp, sizeof(fp)) != 0)
+            return error(errstr, len, "failpoint too long: %s", arming);
+        r->pid[i] = sim_client_spawn(r->cfg->client_program, r->control_path,
+                                     i, arming != NULL ? fp : NULL, errstr, len);
+        if (r->pid[i] < 0) {
+            r->pid[i] = 0;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int setup(runner *r, char *errstr, size_t len)
+{
+    unsigned flags = SIM_CLUSTER_RESOURCE;
+
+    if (r->s->fault.kind == SIM_FAULT_FAILOVER)
+        flags |= SIM_CLUSTER_REPLICA;
+    if (assign_actors(r, errstr, len) != 0 ||
+        sim_cluster_start(&r->cl, flags, errstr, len) != 0 ||
+        setup_control(r, errstr, len) != 0 ||
+        stock_command(r, 0, errstr, len) != 0)
+        return -1;
+    sim_nemesis_init(&r->nem, &r->cl, r->ctl, r->h, r->pid);
+    r->observer = sim_history_observer_start(r->h, r->ctl, OBSERVER_TIMEOUT_MS,
+                                             errstr, len);
+    if (r->observer < 0) {
+        r->observer = 0;
+        return -1;
+    }
+    if (r->s->fault.kind == SIM_FAULT_FAILOVER &&
+        sim_nemesis_hold_replica(&r->nem, errstr, len) != 0)
+        return -1;
+    return spawn_clients(r, errstr, len);
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+
+/* A client that ended: fine when it exited 0 or was SIGKILLed (a crash,
+ * by the nemesis or its own failpoint); anything else broke the run. */
+static int reap(runner *r, int i, sim_client_state st, int status,
+                char *errstr, size_t len)
+{
+    r->pid[i] = 0;
+    sim_client_reach(r->ctl, i, SIM_PHASE_DONE);
+    if (st == SIM_CLIENT_EXITED && status != 0)
+        return error(errstr, len, "client %s exited with status %d (its error is above)",
+                     sim_client_name(i), status);
+    if (st == SIM_CLIENT_KILLED && status != SIGKILL)
+        return error(errstr, len, "client %s died of signal %d (%s)",
+                     sim_client_name(i), status, strsignal(status));
+    return 0;
+}
+
+static int poll_clients(runner *r, char *errstr, size_t len)
+{
+    int i, status = 0;
+
+    for (i = 0; i < r->n; i++) {
+        sim_client_state st;
+
+        if (r->pid[i] == 0)
+            continue;
+        st = sim_client_poll(r->pid[i], &status);
+        if (st == SIM_CLIENT_STOPPED)
+            sim_nemesis_stopped(&r->nem, i);
+        else if (st != SIM_CLIENT_RUNNING && reap(r, i, st, status, errstr, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int all_ready(const runner *r)
+{
+    int i;
+
+    for (i = 0; i < r->n; i++) {
+        if (sim_client_reached(r->ctl, i, SIM_PHASE_READY) == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Every client is up and waits for its flag: program start-up (slow
+ * under sanitizers) never eats into a scenario's margins. */
+static int wait_ready(runner *r, char *errstr, size_t len)
+{
+    int64_t start = sim_now_ns();
+
+    while (!all_ready(r)) {
+        if (poll_clients(r, errstr, len) != 0)
+            return -1;
+        if ((sim_now_ns() - start) / 1000000 > READY_TIMEOUT_MS)
+            return error(errstr, len, "clients not ready after %d ms", READY_TIMEOUT_MS);
+        sleep_us(TICK_US);
+    }
+    return 0;
+}
+
+/* When a trigger fires, or 0 while that is not known yet. */
+static int64_t trigger_ns(const runner *r, const sim_trigger *t)
+{
+    int64_t at;
+    int who = t->after - 'A';
+
+    if (t->after == SIM_AFTER_START)
+        at = r->start_ns;
+    else if (t->after == SIM_AFTER_FAULT)
+        at = r->fault_done ? r->fault_ns : 0;
+    else if (who < 0 || who >= r->n)
+        return 0;
+    else if ((at = sim_client_reached(r->ctl, who, t->phase)) == 0)
+        at = sim_client_reached(r->ctl, who, SIM_PHASE_DONE);
+    return at == 0 ? 0 : at + (int64_t)leases(r, t->delay) * 1000000;
+}
+
+static void start_clients(runner *r, int64_t now)
+{
+    int i;
+
+    for (i = 0; i < r->n; i++) {
+        int64_t at = trigger_ns(r, &r->actor[i]->start);
+
+        if (!r->started[i] && at != 0 && now >= at) {
+            r->started[i] = 1;
+            atomic_store(&r->ctl->client[i].go, 1);
+        }
+    }
+}
+
+static int strike(runner *r, int64_t now, char *errstr, size_t len)
+{
+    const sim_fault *f = &r->s->fault;
+    int64_t at = trigger_ns(r, &f->when);
+    int target = f->target - 'A';
+
+    if (f->kind == SIM_FAULT_NONE || r->fault_done || at == 0 || now < at)
+        return 0;
+    r->fault_done = 1;
+    if (f->kind == SIM_FAULT_FAILOVER &&
+        sim_nemesis_failover(&r->nem, errstr, len) != 0)
+        return -1;
+    if (f->kind != SIM_FAULT_FAILOVER && target >= 0 && target < r->n &&
+        r->pid[target] != 0) {
+        if (f->kind == SIM_FAULT_PAUSE)
+            sim_nemesis_pause(&r->nem, target, leases(r, f->len));
+        else
+            sim_nemesis_crash(&r->nem, target);
+    }
+    r->fault_ns = sim_now_ns();
+    return 0;
+}
+
+static int running(const runner *r)
+{
+    int i;
+
+    for (i = 0; i < r->n; i++) {
+        if (r->pid[i] != 0)
+            return 1;
+    }
+    return sim_nemesis_busy(&r->nem);
+}
+
+static int drive(runner *r, char *errstr, size_t len)
+{
+    int64_t now;
+
+    r->start_ns = sim_now_ns();
+    while (running(r)) {
+        now = sim_now_ns();
+        if ((now - r->start_ns) / 1000000 > RUN_LIMIT_MS)
+            return error(errstr, len, "the run did not end within %d ms", RUN_LIMIT_MS);
+        if (poll_clients(r, errstr, len) != 0)
+            return -1;
+        sim_nemesis_tick(&r->nem);
+        start_clients(r, now);
+        if (strike(r, now, errstr, len) != 0)
+            return -1;
+        sleep_us(TICK_US);
+    }
+    return 0;
+}
+
+/* ---- the end -------------------------------------------------------------------- */
+
+/* One last sync marker: every key event the clients caused is recorded. */
+static void drain_observer(runner *r)
+{
+    char why[128];
+    redisContext *c = sim_client_connect_primary(r->ctl, why, sizeof(why));
+
+    if (c == NULL)
+        return;
+    sim_history_observer_sync(c, r->ctl, SIM_ORCHESTRATOR, 1, OBSERVER_TIMEOUT_MS);
+    redisFree(c);
+}
+
+static void describe(const runner *r, sim_run *run)
+{
+    const sim_actor *a;
+
+    memset(&run->info, 0, sizeof(run->info));
+    snprintf(run->info.stage, sizeof(run->info.stage), "%s",
+             sim_scenario_stage_name(r->cfg->stage));
+    snprintf(run->info.scenario, sizeof(run->info.scenario), "%s", r->s->name);
+    snprintf(run->info.what, sizeof(run->info.what), "%s", r->s->shows);
+    for (a = r->s->actors; a->name != 0; a++) {
+        if (a->failpoint != NULL)
+            snprintf(run->info.failpoint, sizeof(run->info.failpoint), "%.*s",
+                     (int)strcspn(a->failpoint, "="), a->failpoint);
+    }
+    run->info.lease_ms = r->cfg->lease_ms;
+    run->info.seed = r->cfg->seed;
+    run->info.clients = r->n;
+}
+
+static int finish(runner *r, sim_run *run, char *errstr, size_t len)
+{
+    drain_observer(r);
+    if (stock_command(r, 1, errstr, len) != 0)
+        return -1;
+    run->ev = sim_history_snapshot(r->h, &run->n);
+    if (run->ev == NULL)
+        return error(errstr, len, "out of memory for the history");
+    run->t0_ns = r->h->t0_ns;
+    run->nclients = r->n;
+    describe(r, run);
+    run->failpoint_armed = run->info.failpoint[0] != '\0';
+    run->failpoint_fired = run->failpoint_armed &&
+        sim_check_failpoint_fired(run->ev, run->n, run->info.failpoint);
+    return 0;
+}
+
+static void teardown(runner *r)
+{
+    int i;
+
+    if (r->ctl != NULL)
+        atomic_store(&r->ctl->stop, 1);
+    for (i = 0; i < r->n; i++) {
+        sim_client_kill(r->pid[i]);
+        r->pid[i] = 0;
+    }
+    sim_history_observer_stop(r->observer);
+    sim_nemesis_close(&r->nem);
+    sim_client_control_close(r->ctl);
+    sim_history_close(r->h);
+    sim_cluster_stop(&r->cl);
+}
+
+int sim_scenario_run(const sim_scenario *s, const sim_run_config *cfg,
+                     sim_run *run, char *errstr, size_t len)
+{
+    runner r;
+    int64_t began = sim_now_ns();
+    int rc;
+
+    memset(&r, 0, sizeof(r));
+    memset(run, 0, sizeof(*run));
+    r.s = s;
+    r.cfg = cfg;
+    run->scenario = s;
+    run->cfg = *cfg;
+    rc = setup(&r, errstr, len);
+    if (rc == 0)
+        rc = wait_ready(&r, errstr, len);
+    if (rc == 0)
+        rc = drive(&r, errstr, len);
+    if (rc == 0)
+        rc = finish(&r, run, errstr, len);
+    teardown(&r);
+    run->elapsed_ms = (sim_now_ns() - began) / 1000000;
+    if (rc != 0)
+        sim_run_free(run);
+    return rc;
+}
+
+void sim_run_free(sim_run *run)
+{
+    free(run->ev);
+    run->ev = NULL;
+    run->n = 0;
+}

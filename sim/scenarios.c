@@ -1,0 +1,166 @@
+/* scenarios: the table of scenarios and the driver that plays one. See
+ * scenarios.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "cluster.h"
+#include "nemesis.h"
+#include "observer.h"
+#include "scenarios.h"
+
+/* ---- the table ------------------------------------------------------------------
+ * Times are in leases L. Each margin that decides a cell is at least about
+ * 0.4 L; the comment above each scenario gives its timeline. */
+
+#define AT_START { SIM_AFTER_START, SIM_PHASE_READY, 0 }
+#define AFTER(who, phase, delay) { who, SIM_PHASE_##phase, delay }
+#define AFTER_FAULT(delay) { SIM_AFTER_FAULT, SIM_PHASE_READY, delay }
+#define LONG_WAIT 12 /* a budget no one should run out of */
+
+static const sim_scenario table[] = {
+    /* Eight clients sell 100 items, one short critical section each. */
+    { "baseline", "no faults: every stage keeps the lock and sells exactly the stock", 100,
+      { { 'A', SIM_PLAN_LOOP, .hold = 0.01, .wait = 100, .start = AT_START, .copies = 8 } },
+      { .kind = SIM_FAULT_NONE },
+      { "-", "-", "-", "-", "-", "-" } },
+
+    /* A is killed 0.3 L into its section; B waits 4 L. A key with a
+     * lease frees itself after 1 L; v1's never does. */
+    { "crash-holding", "a holder dies in its critical section: does its lock ever go away?", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 2, .wait = 1, .start = AT_START },
+        { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', IN_CS, 0.1) } },
+      { .kind = SIM_FAULT_CRASH, .target = 'A', .when = AFTER('A', IN_CS, 0.3) },
+      { "DL", "-", "-", "-", "-", "-" } },
+
+    /* A dies right after SETNX, before any lease is set (v1, v2). B
+     * starts when A is gone and waits 4 L. */
+    { "crash-mid-acquire", "a client dies between taking the key and giving it a lease", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.2, .wait = 1, .start = AT_START,
+          .failpoint = "acquire.after_setnx=crash" },
+        { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', DONE, 0.1) } },
+      { .kind = SIM_FAULT_NONE },
+      { "DL", "DL", "-", "-", "-", "-" } },
+
+    /* A works 3 L under a 1 L lease. B arrives at 2.5 L and finds the
+     * lock free (A's lease ran out); C waits behind B. At 3 L A releases:
+     * its DEL meets B's key (alive 2.5..3.5 L), and C gets in while B is
+     * still inside. A watchdog (v6) or no lease (v1) keeps A's lock. */
+    { "slow-holder", "a live holder works longer than its lease", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 3, .wait = 1, .start = AT_START },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.5) },
+        { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
+      { .kind = SIM_FAULT_NONE },
+      { "-", "ME MD", "ME MD", "ME", "ME", "-" } },
+
+    /* A is stopped 0.1 L into its section, for 3 L: its lease runs out,
+     * v6's watchdog is frozen with it. B arrives at 2.6 L; A wakes at
+     * 3.1 L and releases while B's key (2.6..3.6 L) is alive. */
+    { "gc-pause", "the holder's whole process stops (GC, SIGSTOP) for longer than its lease", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.2, .wait = 1, .start = AT_START },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
+        { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
+      { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
+      { "-", "ME MD", "ME MD", "ME", "ME", "ME" } },
+
+    /* A stops for 3 L between its GET and its DEL (v4 only has that
+     * step). B arrives 2.5 L after A's release began and takes the
+     * expired lock, with a lease (4 L) that covers its work (3 L); A's
+     * DEL at 3 L deletes B's key and C, waiting, gets in. Where the step
+     * is missing, A released at once and C simply waits for B. */
+    { "pause-in-release", "the holder stops between checking the owner and deleting the key", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.2, .wait = 1, .start = AT_START,
+          .failpoint = "release.after_get=stop(3L)" },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .lease = 4,
+          .start = AFTER('A', RELEASING, 2.5) },
+        { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .lease = 4,
+          .start = AFTER('B', IN_CS, 0) } },
+      { .kind = SIM_FAULT_NONE },
+      { "-", "-", "-", "ME MD", "-", "-" } },
+
+    /* A holds 0.5 L. B never took the lock and releases it 0.1 L after A
+     * got in; C is already waiting and gets in at once if B's release
+     * deleted A's key. */
+    { "stranger-unlock", "a client that never took the lock releases it", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START },
+        { 'B', SIM_PLAN_STRANGER, .start = AFTER('A', IN_CS, 0.1) },
+        { 'C', SIM_PLAN_ONCE, .hold = 0.7, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 0) } },
+      { .kind = SIM_FAULT_NONE },
+      { "ME MD", "ME MD", "ME MD", "-", "-", "-" } },
+
+    /* The replica holds back its stream; A takes the lock on the primary
+     * and holds 0.6 L; at 0.1 L the primary dies and the replica is
+     * promoted without the lock. B takes it there and holds 3 L; A's
+     * release (an I/O error, then a retry) reaches the new primary at
+     * 0.6 L, while B's key (0.1..1.1 L) is alive. */
+    { "failover", "the primary dies before the lock reached its replica", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.6, .wait = 1, .start = AT_START },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER_FAULT(0) } },
+      { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
+      { "ME MD", "ME MD", "ME MD", "ME", "ME", "ME" } },
+
+    /* A's thread asks again for the lock it holds, with a 0.5 L budget
+     * (well within the 1 L lease). */
+    { "reentrant", "the holder's own thread acquires the lock again", 10,
+      { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .start = AT_START } },
+      { .kind = SIM_FAULT_NONE },
+      { "DL", "DL", "DL", "DL", "DL", "-" } },
+};
+
+#define SCENARIOS (sizeof(table) / sizeof(table[0]))
+
+size_t sim_scenario_count(void)
+{
+    return SCENARIOS;
+}
+
+const sim_scenario *sim_scenario_at(size_t i)
+{
+    return i < SCENARIOS ? &table[i] : NULL;
+}
+
+const sim_scenario *sim_scenario_find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < SCENARIOS; i++) {
+        if (strcmp(table[i].name, name) == 0)
+            return &table[i];
+    }
+    return NULL;
+}
+
+unsigned sim_scenario_expected(const sim_scenario *s, int stage)
+{
+    unsigned set = 0;
+
+    if (stage >= 1 && stage <= SIM_STAGES)
+        sim_anomaly_parse(s->expect[stage - 1], &set);
+    return set;
+}
+
+const char *sim_scenario_stage_name(int stage)
+{
+    static const char *const names[SIM_STAGES] = {
+        "v1-setnx", "v2-expire", "v3-set-nx-px", "v4-owner-check",
+        "v5-lua-unlock", "v6-reentrant-watchdog",
+    };
+
+    return stage >= 1 && stage <= SIM_STAGES ? names[stage - 1] : "?";
+}
+
+int sim_scenario_clients(const sim_scenario *s)
+{
+    int n = 0, i;
+
+    for (i = 0; s->actors[i].name != 0; i++)
+        n += s->actors[i].copies > 0 ? s->actors[i].copies : 1;
+    return n;
+}

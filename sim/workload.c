@@ -1,0 +1,292 @@
+/* workload: the stock deduction under the lock, step by step into the
+ * history. See workload.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "observer.h"
+#include "workload.h"
+
+#define SYNC_TIMEOUT_MS 1000 /* an observer slower than this is not waited for */
+#define MAIN_THREAD 0        /* the workload runs on the client's main thread */
+
+static int fail(sim_workload *w, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(w->errstr, sizeof(w->errstr), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void record(sim_workload *w, sim_event_type type, long long value,
+                   const char *detail)
+{
+    sim_history_add(w->h, w->client, MAIN_THREAD, type, value, detail);
+}
+
+/* Sleeps to an absolute deadline: a pause (SIGSTOP) in the middle does not
+ * lengthen the work, as it would not for a job that watches the clock. */
+static void sleep_ms(long ms)
+{
+    struct timespec deadline;
+    long long ns;
+
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    ns = deadline.tv_nsec + ms * 1000000LL;
+    deadline.tv_sec += ns / 1000000000;
+    deadline.tv_nsec = ns % 1000000000;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
+        ;
+}
+
+/* ---- the resource ------------------------------------------------------------ */
+
+static int read_stock(sim_workload *w, long long *stock)
+{
+    redisReply *r = redisCommand(w->stock, "GET %s", SIM_STOCK_KEY);
+    int ok = r != NULL && r->type == REDIS_REPLY_STRING;
+
+    if (ok)
+        *stock = atoll(r->str);
+    else
+        fail(w, "GET %s on the resource server: %s", SIM_STOCK_KEY,
+             r == NULL ? w->stock->errstr : "no stock");
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+static int write_stock(sim_workload *w, long long stock)
+{
+    redisReply *r = redisCommand(w->stock, "SET %s %lld", SIM_STOCK_KEY, stock);
+    int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+
+    if (!ok)
+        fail(w, "SET %s on the resource server: %s", SIM_STOCK_KEY,
+             r == NULL ? w->stock->errstr : r->str);
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+/* How long this critical section works: LOOP varies it a little (from
+ * the seed) so the clients do not move in lockstep. */
+static long hold_ms(sim_workload *w)
+{
+    long hold = w->plan->hold_ms;
+
+    if (w->plan->kind != SIM_PLAN_LOOP || hold < 2)
+        return hold;
+    return hold / 2 + rand_r(&w->rng) % (hold - hold / 2 + 1);
+}
+
+/* ---- the lock ---------------------------------------------------------------- */
+
+/* Waits until the observer has recorded every key event that came before
+ * our acquire, so a DEL that freed the lock for us is never stamped after
+ * our acquire (observer.h). Best effort: a broken link skips it. */
+static void sync_observer(sim_workload *w)
+{
+    char why[128];
+    int rc;
+
+    if (w->sync == NULL)
+        w->sync = sim_client_connect_primary(w->ctl, why, sizeof(why));
+    if (w->sync == NULL)
+        return;
+    rc = sim_history_observer_sync(w->sync, w->ctl, w->client, ++w->sync_seq,
+                                   SYNC_TIMEOUT_MS);
+    if (rc < 0) {
+        redisFree(w->sync);
+        w->sync = NULL;
+    }
+}
+
+/* acquire with its outcome in the history. */
+static int acquire(sim_workload *w)
+{
+    int rc;
+
+    record(w, SIM_EV_ACQUIRE_INVOKE, w->plan->wait_ms, "");
+    sim_client_reach(w->ctl, w->client, SIM_PHASE_WAITING);
+    rc = dlock_acquire(w->lock);
+    if (rc == DLOCK_OK) {
+        sync_observer(w);
+        record(w, SIM_EV_ACQUIRE_OK, 0, "");
+    } else if (rc == DLOCK_BUSY) {
+        record(w, SIM_EV_ACQUIRE_BUSY, w->plan->wait_ms, "");
+    } else {
+        record(w, SIM_EV_ACQUIRE_ERROR, 0, dlock_errstr(w->lock));
+    }
+    return rc;
+}
+
+/* release with its outcome; an error is tried again (a new connection
+ * through the provider, to the primary of now). */
+static int release(sim_workload *w)
+{
+    int rc = DLOCK_ERR, i;
+
+    for (i = 0; i < SIM_RELEASE_TRIES && rc == DLOCK_ERR; i++) {
+        if (i > 0)
+            sleep_ms(w->ctl->retry_ms);
+        record(w, SIM_EV_RELEASE_INVOKE, i, "");
+        sim_client_reach(w->ctl, w->client, SIM_PHASE_RELEASING);
+        rc = dlock_release(w->lock);
+        if (rc == DLOCK_OK)
+            record(w, SIM_EV_RELEASE_OK, 0, "");
+        else if (rc == DLOCK_NOT_OWNER)
+            record(w, SIM_EV_RELEASE_NOT_OWNER, 0, "");
+        else
+            record(w, SIM_EV_RELEASE_ERROR, 0, dlock_errstr(w->lock));
+    }
+    return rc;
+}
+
+/* ---- the critical section ---------------------------------------------------- */
+
+static int cs_enter(sim_workload *w, long long *stock)
+{
+    record(w, SIM_EV_CS_ENTER, 0, "");
+    sim_client_reach(w->ctl, w->client, SIM_PHASE_IN_CS);
+    if (read_stock(w, stock) != 0)
+        return -1;
+    record(w, SIM_EV_STOCK_READ, *stock, "");
+    return 0;
+}
+
+/* The sale: the stock we read, minus one, whatever happened meanwhile. */
+static int cs_exit(sim_workload *w, long long stock)
+{
+    if (stock > 0) {
+        if (write_stock(w, stock - 1) != 0)
+            return -1;
+        record(w, SIM_EV_STOCK_WRITE, stock - 1, "");
+    }
+    record(w, SIM_EV_CS_EXIT, 0, "");
+    return 0;
+}
+
+/* One acquire, critical section, release. *stock gets what was read, or
+ * stays as it was when the lock was not taken. */
+static int once(sim_workload *w, long long *stock)
+{
+    if (acquire(w) != DLOCK_OK)
+        return 0;
+    if (cs_enter(w, stock) != 0)
+        return -1;
+    sleep_ms(hold_ms(w));
+    if (cs_exit(w, *stock) != 0)
+        return -1;
+    release(w);
+    return 0;
+}
+
+/* Until a critical section finds the stock sold out, or the run ends. */
+static int loop(sim_workload *w)
+{
+    long long stock = -1;
+
+    while (!atomic_load(&w->ctl->stop)) {
+        if (once(w, &stock) != 0)
+            return -1;
+        if (stock == 0)
+            return 0;
+        stock = -1;
+    }
+    return 0;
+}
+
+/* The holder's own thread asks for the lock again, as code that calls a
+ * locked function from a locked function does. */
+static int reentrant(sim_workload *w)
+{
+    long long stock;
+
+    if (acquire(w) != DLOCK_OK)
+        return 0;
+    if (cs_enter(w, &stock) != 0)
+        return -1;
+    if (acquire(w) == DLOCK_OK)
+        release(w);
+    sleep_ms(hold_ms(w));
+    if (cs_exit(w, stock) != 0)
+        return -1;
+    release(w);
+    return 0;
+}
+
+int sim_workload_run(sim_workload *w)
+{
+    long long stock;
+
+    switch (w->plan->kind) {
+    case SIM_PLAN_LOOP:
+        return loop(w);
+    case SIM_PLAN_REENTRANT:
+        return reentrant(w);
+    case SIM_PLAN_STRANGER:
+        release(w); /* a lock it never took: a bug in the caller */
+        return 0;
+    default:
+        return once(w, &stock);
+    }
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static redisContext *connect_resource(const sim_control *ctl, char *errstr,
+                                      size_t len)
+{
+    struct timeval tv = { ctl->timeout_ms / 1000, (ctl->timeout_ms % 1000) * 1000 };
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", ctl->resource_port, tv);
+
+    if (c == NULL || c->err) {
+        snprintf(errstr, len, "connect to the resource server 127.0.0.1:%d: %s",
+                 ctl->resource_port, c != NULL ? c->errstr : "out of memory");
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
+                      int client, char *errstr, size_t len)
+{
+    dlock_config cfg;
+
+    memset(w, 0, sizeof(*w));
+    w->ctl = ctl;
+    w->h = h;
+    w->client = client;
+    w->plan = &ctl->client[client].plan;
+    w->rng = w->plan->seed;
+    if ((w->stock = connect_resource(ctl, errstr, len)) == NULL)
+        return -1;
+    dlock_config_init(&cfg);
+    cfg.lease_ms = w->plan->lease_ms;
+    cfg.wait_ms = w->plan->wait_ms;
+    cfg.retry_ms = ctl->retry_ms;
+    cfg.connect = sim_client_connect_primary;
+    cfg.connect_arg = ctl;
+    cfg.timeout_ms = ctl->timeout_ms;
+    if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {
+        snprintf(errstr, len, "dlock_new: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+void sim_workload_close(sim_workload *w)
+{
+    dlock_free(w->lock);
+    redisFree(w->stock);
+    redisFree(w->sync);
+    w->lock = NULL;
+    w->stock = w->sync = NULL;
+}

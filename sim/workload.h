@@ -1,0 +1,50 @@
+/* workload: what a simulated client does with the lock, the classic stock
+ * deduction.
+ *
+ * Under the lock: read "stock" from the resource server, work for the
+ * plan's hold time, and when the stock is above 0 write stock - 1 (a sale).
+ * Two clients inside at once read the same stock and one sale is lost:
+ * lost mutual exclusion shows up in the numbers. Every step goes into the
+ * history (acquire invoke/ok/busy/error, cs enter/exit, stock read/write,
+ * release invoke/ok/not-owner/error), by client and thread.
+ *
+ * An operation that fails with an error has an unknown outcome and is
+ * recorded as an error. A release that fails (the primary died) is tried
+ * again, as a real client would, so a late release reaches the new primary. */
+#ifndef SIM_WORKLOAD_H
+#define SIM_WORKLOAD_H
+
+#include <stddef.h>
+#include <hiredis/hiredis.h>
+
+#include "client.h"
+#include "history.h"
+#include "lock.h"
+
+#define SIM_RELEASE_TRIES 3     /* a release that errors is tried again */
+
+typedef struct sim_workload {
+    sim_control *ctl;
+    sim_history *h;
+    int client;             /* our index: A = 0 */
+    const sim_plan *plan;   /* our slot's plan */
+    dlock *lock;            /* the stage under test */
+    redisContext *stock;    /* the resource server */
+    redisContext *sync;     /* the lock's server, for sync markers; NULL until needed */
+    long long sync_seq;     /* the last marker sent */
+    unsigned rng;           /* LOOP's hold jitter, from the plan's seed */
+    char errstr[128];       /* why the workload gave up */
+} sim_workload;
+
+/* Connects to the resource server and makes the lock handle, with the
+ * provider that follows the primary. 0, or -1 with errstr. */
+int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
+                      int client, char *errstr, size_t len);
+
+/* Runs the slot's plan to its end. 0, or -1 with w->errstr when the
+ * resource server failed (faults never touch it: a bug, not a result). */
+int sim_workload_run(sim_workload *w);
+
+void sim_workload_close(sim_workload *w);
+
+#endif
