@@ -38,8 +38,9 @@ LDLIBS := $(HIREDIS_LIBS) -pthread
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
 SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/history.c sim/checker.c sim/report.c \
-                  sim/scenarios.c sim/nemesis.c sim/client.c)
-SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c)
+                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c)
+SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c \
+                     sim/client.c sim/observer.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 SIM_CLIENT_OBJS := $(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
