@@ -36,6 +36,7 @@ typedef struct replay {
     int crashed_acquiring[SIM_CHECK_MAX_CLIENTS];/* ... inside an acquire */
     size_t crash[SIM_CHECK_MAX_CLIENTS];         /* its crash event */
     sim_key_state key;                           /* the current incarnation */
+    size_t creation;                             /* its creation key event */
     size_t owner_ok;                             /* its owner's acquire-ok */
     size_t okq[OKQ_LEN];                         /* unmatched acquire-oks */
     int okn;
@@ -128,8 +129,9 @@ static void match_ok(replay *r, int c, int t, size_t i)
     r->okq[r->okn++] = i;
 }
 
-static void new_incarnation(replay *r)
+static void new_incarnation(replay *r, size_t i)
 {
+    r->creation = i;
     r->key.present = 1;
     r->key.ttl = 0;
     r->key.owner = SIM_KEY_UNKNOWN;
@@ -249,7 +251,7 @@ static void key_event(replay *r, size_t i)
     if (is_word(d, "set") ||
         (!r->key.present && (is_word(d, "hset") || is_word(d, "hincrby") ||
                              is_word(d, "hsetnx"))))
-        new_incarnation(r);
+        new_incarnation(r, i);
     else if (is_word(d, "expire") || is_word(d, "pexpire"))
         r->key.ttl = r->key.present;
     else if (is_word(d, "persist"))
@@ -319,6 +321,19 @@ static void check_deadlock(replay *r, int c, int t, size_t i)
     }
 }
 
+/* An acquire of (c, t) ended without an ok (a crash, an error) after a key
+ * nobody claimed appeared during it: the key is most likely its own, and
+ * must not be matched to the next acquire-ok, which is someone else's. */
+static void claim_unknown_key(replay *r, int c, int t, size_t i)
+{
+    if (r->key.present && r->key.owner == SIM_KEY_UNKNOWN &&
+        r->creation > r->h[c][t].invoke && r->h[c][t].acquiring) {
+        r->key.owner = c;
+        r->key.owner_thread = t;
+        r->owner_ok = i;
+    }
+}
+
 /* ---- the replay ---------------------------------------------------------- */
 
 static void crash_client(replay *r, int c, size_t i)
@@ -335,11 +350,7 @@ static void crash_client(replay *r, int c, size_t i)
         if (h->acquiring) {
             r->crashed_acquiring[c] = 1;
             /* SETNX went through and the reply died with the process. */
-            if (r->key.present && r->key.owner == SIM_KEY_UNKNOWN) {
-                r->key.owner = c;
-                r->key.owner_thread = t;
-                r->owner_ok = i;
-            }
+            claim_unknown_key(r, c, t, i);
         }
         h->acquiring = 0;
         h->releasing = 0;
@@ -368,6 +379,7 @@ static void acquire_event(replay *r, int c, int t, size_t i)
         h->acquiring = 0;
         return;
     default:                    /* an error: the outcome is unknown */
+        claim_unknown_key(r, c, t, i);
         h->acquiring = 0;
         return;
     }

@@ -229,6 +229,7 @@ typedef struct thread_state {
 typedef struct timeline {
     int64_t t0;       /* column 0 starts here */
     int64_t per_col;  /* ns of run per column */
+    int64_t end;      /* the last event: the lanes stop there */
     int lanes;        /* client lanes drawn */
     char lane[MAX_LANES][COLS + 1];
     char key[COLS + 1];
@@ -253,11 +254,12 @@ static void paint(const timeline *tl, char *lane, int64_t from, int64_t to,
             lane[c] = ch;
 }
 
-/* A round number of ns per column (1, 2, 2.5 or 5 times a power of ten)
- * that fits the run in COLS columns, so the time labels are round too. */
+/* A round number of ns per column (1, 2, 2.5, 3, 4 or 5 times a power of
+ * ten) that fits the run in COLS columns, so the time labels are round
+ * too; 3 puts a label on each multiple of the default 300 ms lease. */
 static int64_t column_ns(int64_t span)
 {
-    static const int tenths[] = { 10, 20, 25, 50 };
+    static const int tenths[] = { 10, 20, 25, 30, 40, 50 };
 
     for (int64_t base = 1000; base < INT64_MAX / 100; base *= 10)
         for (size_t i = 0; i < sizeof(tenths) / sizeof(tenths[0]); i++)
@@ -352,7 +354,8 @@ static char key_symbol(const sim_key_state *k)
 static void draw_key(timeline *tl, const sim_event *ev, size_t n,
                      const sim_key_state *trace)
 {
-    memset(tl->key, '-', COLS);
+    memset(tl->key, ' ', COLS);
+    memset(tl->key, '-', (size_t)col(tl, tl->end) + 1);
     for (size_t i = 0; i < n; i++) {
         int64_t until = i + 1 < n ? ev[i + 1].t_ns : ev[i].t_ns;
 
@@ -425,8 +428,8 @@ static void draw_legend(FILE *out, const timeline *tl, int marks)
     if (marks)
         put_lane(out, "", "anomaly: ! two holders  * another's lock deleted  "
                  "D deadlock");
-    fprintf(out, "%-*sone column = %g ms\n", LABEL, "",
-            (double)tl->per_col / 1e6);
+    fprintf(out, "%-*sone column = %g ms; the run ends at %ld ms\n", LABEL, "",
+            (double)tl->per_col / 1e6, ms(tl->end, tl->t0));
 }
 
 static void init_timeline(timeline *tl, const sim_event *ev, size_t n,
@@ -436,6 +439,7 @@ static void init_timeline(timeline *tl, const sim_event *ev, size_t n,
 
     memset(tl, 0, sizeof(*tl));
     tl->t0 = t0;
+    tl->end = end;
     tl->per_col = column_ns(end > t0 ? end - t0 : 1);
     for (size_t i = 0; i < n; i++)
         if (ev[i].client >= clients)

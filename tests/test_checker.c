@@ -90,12 +90,15 @@ static unsigned check(void)
     return sim_check(s.ev, s.n, &v);
 }
 
+/* Two buffers in turn: one message may show two sets. */
 static const char *set_text(unsigned set)
 {
-    static char buf[64];
+    static char buf[2][64];
+    static int turn;
 
-    sim_anomaly_format(set, buf, sizeof(buf));
-    return buf;
+    turn = !turn;
+    sim_anomaly_format(set, buf[turn], sizeof(buf[turn]));
+    return buf[turn];
 }
 
 #define assert_verdict(want, why)                                           \
@@ -302,6 +305,26 @@ START_TEST(test_checker_failover_loses_the_key)
 }
 END_TEST
 
+START_TEST(test_checker_unknown_outcome_keeps_owners_in_order)
+{
+    begin();
+    wants(0, A);
+    key(1, "set");            /* A's SET went through ... */
+    key(1, "expire");
+    record(5, A, 0, SIM_EV_ACQUIRE_ERROR, 0, "timeout");  /* ... its reply did not */
+    wants(10, B);
+    gets(301, B);             /* B got in at the expiry; the observer lags */
+    key(302, "expired");
+    key(303, "set");
+    key(303, "expire");
+    gives_back(400, D);       /* a stranger deletes B's key */
+    assert_verdict(SIM_ANOM_MD, "a stranger deleted B's key after A's error");
+    ck_assert_msg(v.md.owner == B && v.md.deleter == D,
+                  "the delete was blamed on client %d over client %d's lock; "
+                  "expected D deleting B's", v.md.deleter, v.md.owner);
+}
+END_TEST
+
 /* ---- DL ------------------------------------------------------------------ */
 
 START_TEST(test_checker_waiter_behind_live_holder)
@@ -471,6 +494,7 @@ Suite *checker_suite(void)
     tcase_add_test(md, test_checker_observer_lag);
     tcase_add_test(md, test_checker_reentrant_unlock_script);
     tcase_add_test(md, test_checker_failover_loses_the_key);
+    tcase_add_test(md, test_checker_unknown_outcome_keeps_owners_in_order);
     tcase_add_test(dl, test_checker_waiter_behind_live_holder);
     tcase_add_test(dl, test_checker_crashed_holder_with_ttl);
     tcase_add_test(dl, test_checker_crashed_holder_without_ttl);
