@@ -1,0 +1,314 @@
+/* sim: the simulator's command line (build/sim/sim).
+ *
+ *   sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE]
+ *   sim demo [--seed K] [--lease MS]
+ *   sim check FILE
+ *   sim list
+ *
+ * run plays one scenario against one stage and prints its title, verdict
+ * and timeline; demo plays all of them against all six stages and prints
+ * the fault matrix, exiting non-zero when a cell differs from the answer
+ * key; check judges a history saved with --save again. The clients are the
+ * stage's program build/vN/client, found next to this one (build/sim/sim),
+ * so SANITIZE=1 builds find their own. Ctrl-C at any point leaves no
+ * redis-server and no temp dir behind (cluster's cleanup on signals; the
+ * client processes die with us). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "cluster.h"
+#include "report.h"
+#include "scenarios.h"
+
+#define MIN_LEASE_MS 100   /* below this the scenarios' margins drown in noise */
+#define MAX_LEASE_MS 10000 /* above this a demo takes hours */
+#define EVIDENCE_LEN 512
+#define CELLS (SIM_STAGES * 16)
+
+typedef struct options {
+    const char *command;
+    int stage;                  /* 0 = not given */
+    const sim_scenario *scenario;
+    unsigned seed;
+    long lease_ms;
+    const char *save;           /* NULL = do not save */
+    const char *file;           /* check: the saved history */
+} options;
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE]\n"
+            "       sim demo [--seed K] [--lease MS]\n"
+            "       sim check FILE\n"
+            "       sim list\n");
+    return 2;
+}
+
+/* ---- arguments ------------------------------------------------------------------ */
+
+static int bad_scenario(const char *name)
+{
+    size_t i;
+
+    fprintf(stderr, "sim: unknown scenario '%s'; valid:", name);
+    for (i = 0; i < sim_scenario_count(); i++)
+        fprintf(stderr, " %s", sim_scenario_at(i)->name);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
+/* A whole decimal number in [lo, hi], or a one-line error. */
+static int number(const char *flag, const char *text, long lo, long hi,
+                  long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || *out < lo || *out > hi) {
+        fprintf(stderr, "sim: %s '%s' is not a number from %ld to %ld\n",
+                flag, text, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+static int stage_arg(const char *text, int *stage)
+{
+    long n;
+    int i;
+
+    if (number("--stage", text, 1, SIM_STAGES, &n) == 0) {
+        *stage = (int)n;
+        return 0;
+    }
+    fprintf(stderr, "sim: valid stages:");
+    for (i = 1; i <= SIM_STAGES; i++)
+        fprintf(stderr, " %d (%s)", i, sim_scenario_stage_name(i));
+    fprintf(stderr, "\n");
+    return -1;
+}
+
+/* One "--flag value" pair. */
+static int option(options *o, const char *flag, const char *value)
+{
+    long n;
+
+    if (strcmp(flag, "--stage") == 0)
+        return stage_arg(value, &o->stage);
+    if (strcmp(flag, "--scenario") == 0)
+        return (o->scenario = sim_scenario_find(value)) ? 0 : bad_scenario(value);
+    if (strcmp(flag, "--seed") == 0) {
+        if (number("--seed", value, 0, INT_MAX, &n) != 0)
+            return -1;
+        o->seed = (unsigned)n;
+        return 0;
+    }
+    if (strcmp(flag, "--lease") == 0)
+        return number("--lease", value, MIN_LEASE_MS, MAX_LEASE_MS, &o->lease_ms);
+    if (strcmp(flag, "--save") == 0) {
+        o->save = value;
+        return 0;
+    }
+    fprintf(stderr, "sim: unknown option '%s'\n", flag);
+    return -1;
+}
+
+static int parse(options *o, int argc, char **argv)
+{
+    int i;
+
+    memset(o, 0, sizeof(*o));
+    o->lease_ms = SIM_DEFAULT_LEASE_MS;
+    o->seed = 1;
+    if (argc < 2)
+        return -1;
+    o->command = argv[1];
+    for (i = 2; i < argc; i++) {
+        if (strcmp(o->command, "check") == 0 && o->file == NULL && argv[i][0] != '-') {
+            o->file = argv[i];
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "sim: %s needs a value\n", argv[i]);
+            return -1;
+        }
+        if (option(o, argv[i], argv[i + 1]) != 0)
+            return -1;
+        i++;
+    }
+    return 0;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+/* build/vN/client, next to our own directory build/sim. */
+static int client_program(int stage, char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    snprintf(out, len, "%s/v%d/client", dirname(dirname(self)), stage);
+    if (access(out, X_OK) != 0) {
+        fprintf(stderr, "sim: %s is missing: build it with `make sim stage=%d scenario=...`\n",
+                out, stage);
+        return -1;
+    }
+    return 0;
+}
+
+/* Plays one cell; prints nothing. 0, or -1 after a one-line error. */
+static int play(const options *o, int stage, const sim_scenario *s,
+                sim_run *run, sim_verdict *v)
+{
+    char program[PATH_MAX], why[512];
+    sim_run_config cfg;
+
+    if (client_program(stage, program, sizeof(program)) != 0)
+        return -1;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.stage = stage;
+    cfg.client_program = program;
+    cfg.lease_ms = o->lease_ms;
+    cfg.seed = o->seed;
+    if (sim_scenario_run(s, &cfg, run, why, sizeof(why)) != 0) {
+        fprintf(stderr, "sim: v%d %s: %s\n", stage, s->name, why);
+        return -1;
+    }
+    sim_check(run->ev, run->n, v);
+    return 0;
+}
+
+static int cmd_run(const options *o)
+{
+    char why[256];
+    sim_run run;
+    sim_verdict v;
+
+    if (o->stage == 0 || o->scenario == NULL) {
+        fprintf(stderr, "sim: run needs --stage N and --scenario S\n");
+        return 2;
+    }
+    if (play(o, o->stage, o->scenario, &run, &v) != 0)
+        return 1;
+    sim_report_run(stdout, &run.info, run.ev, run.n, run.t0_ns, &v);
+    if (o->save != NULL &&
+        sim_history_save_run(o->save, &run.info, run.ev, run.n, run.t0_ns,
+                             why, sizeof(why)) != 0)
+        fprintf(stderr, "sim: --save: %s\n", why);
+    sim_run_free(&run);
+    return 0;
+}
+
+/* A progress line on a terminal, overwritten by the next: a demo takes a
+ * minute, and silence would look like a hang. */
+static void progress(int done, int total, int stage, const char *scenario)
+{
+    if (!isatty(STDERR_FILENO))
+        return;
+    if (scenario == NULL)
+        fprintf(stderr, "\r%*s\r", 60, "");
+    else
+        fprintf(stderr, "\r[%2d/%d] v%d %-20s", done + 1, total, stage, scenario);
+    fflush(stderr);
+}
+
+static int cmd_demo(const options *o)
+{
+    static sim_matrix_cell cells[CELLS];
+    static char evidence[CELLS][EVIDENCE_LEN];
+    size_t i, total = sim_scenario_count() * SIM_STAGES, n = 0;
+    int stage, matched;
+
+    for (i = 0; i < sim_scenario_count(); i++) {
+        const sim_scenario *s = sim_scenario_at(i);
+
+        for (stage = 1; stage <= SIM_STAGES; stage++, n++) {
+            sim_run run;
+            sim_verdict v;
+
+            progress((int)n, (int)total, stage, s->name);
+            if (play(o, stage, s, &run, &v) != 0) {
+                progress(0, 0, 0, NULL);
+                return 1;
+            }
+            sim_report_evidence(evidence[n], EVIDENCE_LEN, &v, run.t0_ns);
+            cells[n] = (sim_matrix_cell){ s->name, stage, v.anomalies,
+                                          sim_scenario_expected(s, stage),
+                                          run.failpoint_armed && !run.failpoint_fired,
+                                          evidence[n] };
+            sim_run_free(&run);
+        }
+    }
+    progress(0, 0, 0, NULL);
+    matched = sim_report_matrix(stdout, cells, n);
+    return matched == (int)n ? 0 : 1;
+}
+
+static int cmd_check(const options *o)
+{
+    char why[512];
+    sim_run_info info;
+    sim_verdict v;
+    sim_event *ev;
+    size_t n;
+
+    if (o->file == NULL) {
+        fprintf(stderr, "sim: check needs a FILE saved with run --save\n");
+        return 2;
+    }
+    if ((ev = sim_history_load_run(o->file, &info, &n, why, sizeof(why))) == NULL) {
+        fprintf(stderr, "sim: %s\n", why);
+        return 1;
+    }
+    sim_check(ev, n, &v);
+    sim_report_run(stdout, &info, ev, n, 0, &v);
+    free(ev);
+    return 0;
+}
+
+static int cmd_list(void)
+{
+    size_t i;
+    int stage;
+
+    for (i = 0; i < sim_scenario_count(); i++) {
+        const sim_scenario *s = sim_scenario_at(i);
+
+        printf("%-18s %s\n%18s answer key:", s->name, s->shows, "");
+        for (stage = 1; stage <= SIM_STAGES; stage++)
+            printf(" v%d %s%s", stage, s->expect[stage - 1], stage < SIM_STAGES ? "," : "\n");
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+
+    if (parse(&o, argc, argv) != 0)
+        return argc < 2 ? usage() : 2;
+    atexit(sim_cluster_cleanup);
+    sim_cluster_cleanup_on_signal();
+    if (strcmp(o.command, "run") == 0)
+        return cmd_run(&o);
+    if (strcmp(o.command, "demo") == 0)
+        return cmd_demo(&o);
+    if (strcmp(o.command, "check") == 0)
+        return cmd_check(&o);
+    if (strcmp(o.command, "list") == 0)
+        return cmd_list();
+    fprintf(stderr, "sim: unknown command '%s'\n", o.command);
+    return usage();
+}
