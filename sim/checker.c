@@ -40,6 +40,10 @@ typedef struct replay {
     size_t owner_ok;                             /* its owner's acquire-ok */
     size_t okq[OKQ_LEN];                         /* unmatched acquire-oks */
     int okn;
+    int orphan;       /* an acquire ended without an ok before its key was
+                       * reported: that key may be the next one created */
+    int orphan_c, orphan_t;
+    size_t orphan_invoke;
     int me_open;      /* the first overlap is found; its end is not */
 } replay;
 
@@ -129,14 +133,37 @@ static void match_ok(replay *r, int c, int t, size_t i)
     r->okq[r->okn++] = i;
 }
 
+/* 1 when a live client other than the orphan was inside an acquire
+ * invoked before event i: it may be the one that created the key. */
+static int another_creator(const replay *r, size_t i)
+{
+    for (int c = 0; c < SIM_CHECK_MAX_CLIENTS; c++)
+        for (int t = 0; t < SIM_CHECK_MAX_THREADS; t++) {
+            const holder *h = &r->h[c][t];
+
+            if (h->acquiring && h->invoke < i && !r->crashed[c] &&
+                !(c == r->orphan_c && t == r->orphan_t))
+                return 1;
+        }
+    return 0;
+}
+
 static void new_incarnation(replay *r, size_t i)
 {
+    int orphan = r->orphan;
+
+    r->orphan = 0;              /* it could only have made this key */
     r->creation = i;
     r->key.present = 1;
     r->key.ttl = 0;
     r->key.owner = SIM_KEY_UNKNOWN;
     r->key.owner_thread = 0;
-    if (r->okn > 0) {
+    if (r->okn == 0 && orphan && r->orphan_invoke < i &&
+        !another_creator(r, i)) {
+        r->key.owner = r->orphan_c;
+        r->key.owner_thread = r->orphan_t;
+        r->owner_ok = r->orphan_invoke;
+    } else if (r->okn > 0) {
         const sim_event *e = &r->ev[r->okq[0]];
 
         r->key.owner = e->client;
@@ -321,17 +348,28 @@ static void check_deadlock(replay *r, int c, int t, size_t i)
     }
 }
 
-/* An acquire of (c, t) ended without an ok (a crash, an error) after a key
- * nobody claimed appeared during it: the key is most likely its own, and
- * must not be matched to the next acquire-ok, which is someone else's. */
+/* An acquire of (c, t) ended without an ok (a crash, an error). A key
+ * nobody claimed that appeared during it is most likely its own, and must
+ * not be matched to the next acquire-ok, which is someone else's. When no
+ * such key was reported yet, the observer may report it next: remember
+ * the acquire as an orphan for new_incarnation. */
 static void claim_unknown_key(replay *r, int c, int t, size_t i)
 {
+    const holder *h = &r->h[c][t];
+
+    if (!h->acquiring)
+        return;
     if (r->key.present && r->key.owner == SIM_KEY_UNKNOWN &&
-        r->creation > r->h[c][t].invoke && r->h[c][t].acquiring) {
+        r->creation > h->invoke) {
         r->key.owner = c;
         r->key.owner_thread = t;
         r->owner_ok = i;
+        return;
     }
+    r->orphan = 1;
+    r->orphan_c = c;
+    r->orphan_t = t;
+    r->orphan_invoke = h->invoke;
 }
 
 /* ---- the replay ---------------------------------------------------------- */

@@ -29,9 +29,11 @@
  *     with "del", "expired", or a failover step "promote" (the new primary
  *     never had it). Its owner is matched to it first-in first-out among
  *     first-level acquire-oks, so the observer's lag cannot blame a holder
- *     for a delete that happened before its key existed. The deleter is the
- *     client whose release is in flight, or else whose release returned
- *     last (the observer heard the del late).
+ *     for a delete that happened before its key existed; a key created
+ *     during an acquire that then failed or crashed (outcome unknown) is
+ *     that client's. The deleter is the client whose release is in
+ *     flight, or else whose release returned last (the observer heard the
+ *     del late).
  * DL  deadlock: an acquire ended BUSY while (a) the key existed without a
  *     TTL (no "expire" after its creation), no live client held it, and a
  *     client had crashed holding it or in the middle of its acquire; or

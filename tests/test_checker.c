@@ -385,6 +385,48 @@ START_TEST(test_checker_crash_after_setnx)
 }
 END_TEST
 
+static int key_owner_after(size_t i)
+{
+    sim_key_state trace[STORY_MAX];
+
+    sim_check_key_trace(s.ev, s.n, trace);
+    return trace[i].owner;
+}
+
+START_TEST(test_checker_crash_before_key_reported)
+{
+    begin();
+    wants(0, A);
+    record(2, A, 0, SIM_EV_FAILPOINT, 0, "acquire.after_setnx=crash");
+    crashes(3, A);
+    key(4, "set");            /* the observer hears A's SETNX after A died */
+    wants(10, B);
+    gives_up(1210, B);
+    assert_verdict(SIM_ANOM_DL, "A crashed before its key was reported");
+    ck_assert_msg(key_owner_after(3) == A, "the key is said to be client "
+                  "%d's; expected A's, whose acquire died with it",
+                  key_owner_after(3));
+}
+END_TEST
+
+START_TEST(test_checker_crash_while_polling)
+{
+    begin();
+    takes(0, C, 1);
+    wants(10, A);             /* A polls behind C ... */
+    wants(20, B);
+    crashes(50, A);           /* ... and dies without writing anything */
+    gives_back(100, C);
+    key(110, "set");          /* B's key */
+    key(110, "expire");
+    gets(111, B);
+    gives_back(400, D);       /* a stranger deletes it */
+    assert_verdict(SIM_ANOM_MD, "a stranger deleted B's key");
+    ck_assert_msg(v.md.owner == B, "the deleted key is said to be client "
+                  "%d's; expected B's", v.md.owner);
+}
+END_TEST
+
 START_TEST(test_checker_self_deadlock)
 {
     begin();
@@ -495,10 +537,12 @@ Suite *checker_suite(void)
     tcase_add_test(md, test_checker_reentrant_unlock_script);
     tcase_add_test(md, test_checker_failover_loses_the_key);
     tcase_add_test(md, test_checker_unknown_outcome_keeps_owners_in_order);
+    tcase_add_test(md, test_checker_crash_while_polling);
     tcase_add_test(dl, test_checker_waiter_behind_live_holder);
     tcase_add_test(dl, test_checker_crashed_holder_with_ttl);
     tcase_add_test(dl, test_checker_crashed_holder_without_ttl);
     tcase_add_test(dl, test_checker_crash_after_setnx);
+    tcase_add_test(dl, test_checker_crash_before_key_reported);
     tcase_add_test(dl, test_checker_self_deadlock);
     tcase_add_test(damage, test_checker_lost_update);
     tcase_add_test(damage, test_checker_oversold);
