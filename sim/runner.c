@@ -26,7 +26,7 @@
 #define TICK_US 500            /* the loop's period: far below any margin */
 #define READY_TIMEOUT_MS 20000 /* client programs up (sanitizer builds are slow) */
 #define OBSERVER_TIMEOUT_MS 3000
-#define RUN_LIMIT_MS 90000     /* a run that takes longer is stuck */
+#define RUN_LIMIT_MS 60000     /* a run that takes longer is stuck */
 #define CLIENT_TIMEOUT_MS 2000 /* the clients' connect and command timeout */
 #define FAILPOINT_LEN 128
 

@@ -1,0 +1,154 @@
+/* test_matrix: this stage's row of the fault matrix, asserted exactly.
+ *
+ * One tcase per scenario of the table in sim/scenarios.c: the test plays
+ * the scenario against this stage with real redis-servers and client
+ * processes (build/vN/client, next to this test binary), has the checker
+ * judge the history, and asserts the answer key's cell: the anomalies it
+ * expects appear, and no others. It also asserts that a scenario's
+ * failpoint fires exactly where the stage has the step, so a cell cannot
+ * pass because its fault never happened. */
+#define _GNU_SOURCE
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "harness.h"
+#include "report.h"
+#include "scenarios.h"
+#include "suites.h"
+
+#define RUN_TIMEOUT_S 150   /* a run takes seconds; its own limit is shorter */
+#define EVIDENCE_LEN 768
+#define SEED 1
+
+static char tmpdir[SIM_PATH_LEN];   /* the runs' temp dirs live in here */
+static char saved_tmpdir[SIM_PATH_LEN];
+
+/* Unchecked: the runs' clusters make their temp dirs inside one made by
+ * the runner process, which removes it at exit even when Check's timeout
+ * killed a test before its run could clean up. */
+static void matrix_setup(void)
+{
+    char err[256];
+    const char *old = getenv("TMPDIR");
+
+    snprintf(saved_tmpdir, sizeof(saved_tmpdir), "%s", old != NULL ? old : "");
+    if (sim_tempdir_create(tmpdir, sizeof(tmpdir), err, sizeof(err)) != 0) {
+        fprintf(stderr, "matrix: %s\n", err);
+        exit(EXIT_FAILURE);
+    }
+    setenv("TMPDIR", tmpdir, 1);
+}
+
+static void matrix_teardown(void)
+{
+    if (saved_tmpdir[0] != '\0')
+        setenv("TMPDIR", saved_tmpdir, 1);
+    else
+        unsetenv("TMPDIR");
+    sim_tempdir_remove(tmpdir);
+}
+
+/* The client program of this stage, next to this test binary. */
+static void client_program(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    ck_assert_msg(n > 0, "cannot read /proc/self/exe");
+    self[n] = '\0';
+    snprintf(out, len, "%s/client", dirname(self));
+    ck_assert_msg(access(out, X_OK) == 0,
+                  "the stage's client program %s is missing: build it with make", out);
+}
+
+/* Whether this stage has the protocol step a failpoint is named after
+ * (DESIGN.md section 3), from the capability table. */
+static int stage_has_step(const char *failpoint)
+{
+    if (strcmp(failpoint, "acquire.after_setnx") == 0)
+        return !CAPS.atomic_acquire;
+    if (strcmp(failpoint, "release.after_get") == 0)
+        return CAPS.owner_check && !CAPS.script_release;
+    if (strcmp(failpoint, "watchdog.before_renew") == 0)
+        return CAPS.watchdog;
+    return 0;
+}
+
+static void assert_failpoint(const sim_run *run)
+{
+    int has = stage_has_step(run->info.failpoint);
+
+    if (!run->failpoint_armed)
+        return;
+    ck_assert_msg(run->failpoint_fired == has,
+                  "v%d %s: the failpoint %s %s, but this stage %s that step",
+                  CAPS.stage, run->info.scenario, run->info.failpoint,
+                  run->failpoint_fired ? "fired" : "never fired",
+                  has ? "has" : "does not have");
+}
+
+/* The cell, asserted as a sentence with the checker's evidence. */
+static void assert_cell(const sim_run *run, const sim_verdict *v,
+                        unsigned expected)
+{
+    char got[32], want[32], evidence[EVIDENCE_LEN];
+    unsigned observed = v->anomalies & SIM_ANOM_CELLS;
+
+    sim_anomaly_format(observed, got, sizeof(got));
+    sim_anomaly_format(expected, want, sizeof(want));
+    sim_report_evidence(evidence, sizeof(evidence), v, run->t0_ns);
+    ck_assert_msg(observed == expected,
+                  "v%d %s: the checker found %s; the answer key expects %s. %s",
+                  CAPS.stage, run->info.scenario, got, want,
+                  evidence[0] ? evidence : "No anomaly was found.");
+    /* Lost updates need two clients inside at once: damage without ME
+     * would mean the history or the checker is wrong. */
+    ck_assert_msg(!(v->anomalies & SIM_ANOM_DAMAGE) || (observed & SIM_ANOM_ME),
+                  "v%d %s: the stock was damaged without lost mutual exclusion: %s",
+                  CAPS.stage, run->info.scenario, evidence);
+}
+
+START_TEST(test_matrix_cell)
+{
+    const sim_scenario *s = sim_scenario_at((size_t)_i);
+    unsigned expected = sim_scenario_expected(s, CAPS.stage);
+    char program[PATH_MAX], why[512];
+    sim_run_config cfg = { CAPS.stage, program, SIM_DEFAULT_LEASE_MS, SEED };
+    sim_run run;
+    sim_verdict v;
+
+    harness_title("%s: %s (expect %s)", s->name, s->shows,
+                  s->expect[CAPS.stage - 1]);
+    client_program(program, sizeof(program));
+    ck_assert_msg(sim_scenario_run(s, &cfg, &run, why, sizeof(why)) == 0,
+                  "v%d %s: the run itself failed: %s", CAPS.stage, s->name, why);
+    sim_check(run.ev, run.n, &v);
+    assert_failpoint(&run);
+    assert_cell(&run, &v, expected);
+    printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
+           run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",
+           run.n, cfg.lease_ms, cfg.seed);
+    sim_run_free(&run);
+}
+END_TEST
+
+Suite *matrix_suite(void)
+{
+    Suite *suite = suite_create("matrix");
+    size_t i;
+
+    for (i = 0; i < sim_scenario_count(); i++) {
+        TCase *tc = tcase_create(sim_scenario_at(i)->name);
+
+        tcase_add_unchecked_fixture(tc, matrix_setup, matrix_teardown);
+        tcase_set_timeout(tc, RUN_TIMEOUT_S);
+        tcase_add_loop_test(tc, test_matrix_cell, (int)i, (int)i + 1);
+        suite_add_tcase(suite, tc);
+    }
+    return suite;
+}
