@@ -237,6 +237,7 @@ typedef struct timeline {
     thread_state th[MAX_LANES][SIM_CHECK_MAX_THREADS];
     int paused[MAX_LANES];
     int dead[MAX_LANES];
+    int failover;     /* a replica was promoted: the legend says '|' */
 } timeline;
 
 static int col(const timeline *tl, int64_t t)
@@ -362,6 +363,13 @@ static void draw_key(timeline *tl, const sim_event *ev, size_t n,
         for (int c = col(tl, ev[i].t_ns); c <= col(tl, until); c++)
             tl->key[c] = trace != NULL ? key_symbol(&trace[i]) : '?';
     }
+    /* The moment the old primary's keys were lost, drawn over the key. */
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].type == SIM_EV_FAILOVER &&
+            strncmp(ev[i].detail, "promote", 7) == 0) {
+            tl->key[col(tl, ev[i].t_ns)] = '|';
+            tl->failover = 1;
+        }
 }
 
 /* Where the verdict's first evidence lies: ! both held, * foreign delete,
@@ -425,6 +433,8 @@ static void draw_legend(FILE *out, const timeline *tl, int marks)
     put_lane(out, "", "P paused   X crashed  (blank) idle");
     put_lane(out, "", "lock key: B = B's key with a TTL, b = without TTL, "
              "- none");
+    if (tl->failover)
+        put_lane(out, "", "          | failover: the replica became primary");
     if (marks)
         put_lane(out, "", "anomaly: ! two holders  * another's lock deleted  "
                  "D deadlock");

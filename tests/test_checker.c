@@ -906,6 +906,25 @@ START_TEST(test_report_key_without_ttl)
 }
 END_TEST
 
+START_TEST(test_report_failover_mark)
+{
+    FILE *out;
+
+    begin();
+    takes(0, A, 1);
+    record(100, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+    takes(150, C, 1);
+    gives_back(590, A);
+    check();
+    out = capture();
+    sim_report_timeline(out, s.ev, s.n, 0, 3, &v);
+    fclose(out);
+    assert_printed("\nlock key    AAAAAAAAAA|");
+    assert_printed("| failover: the replica became primary");
+    assert_narrow();
+}
+END_TEST
+
 START_TEST(test_report_fault_not_reachable)
 {
     sim_run_info run = { "v3-set-nx-px", "crash-mid-acquire", "",
@@ -979,6 +998,7 @@ Suite *report_suite(void)
     tcase_add_test(run, test_report_sentences);
     tcase_add_test(run, test_report_run_and_timeline);
     tcase_add_test(run, test_report_key_without_ttl);
+    tcase_add_test(run, test_report_failover_mark);
     tcase_add_test(run, test_report_fault_not_reachable);
     tcase_add_test(matrix, test_report_matrix);
     suite_add_tcase(suite, run);
