@@ -117,10 +117,12 @@ static void close_hold(replay *r, int c, int t, size_t i)
 /* ---- the key's incarnations ---------------------------------------------- */
 
 /* An acquire-ok opened a hold: it owns the key the observer reported
- * without an owner, or else the next key the observer will report. */
+ * without an owner (if its acquire began before that key appeared), or
+ * else the next key the observer will report. */
 static void match_ok(replay *r, int c, int t, size_t i)
 {
-    if (r->key.present && r->key.owner == SIM_KEY_UNKNOWN) {
+    if (r->key.present && r->key.owner == SIM_KEY_UNKNOWN &&
+        r->h[c][t].invoke < r->creation) {
         r->key.owner = c;
         r->key.owner_thread = t;
         r->owner_ok = i;
