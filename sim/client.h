@@ -53,12 +53,14 @@ typedef struct sim_plan {
     long hold_ms;  /* work in the critical section, between read and write */
     long wait_ms;  /* acquire's wait budget */
     long lease_ms; /* the lease this client asks for */
+    int until;     /* after its hold, the section also waits for finish */
     unsigned seed; /* LOOP: varies each hold between hold/2 and hold */
 } sim_plan;
 
 typedef struct sim_client_slot {
     sim_plan plan;                            /* written before the spawn */
     atomic_int go;                            /* the simulator's start flag */
+    atomic_int finish;                        /* ends a section that waits for it */
     atomic_llong reached_ns[SIM_PHASE_COUNT]; /* CLOCK_MONOTONIC; 0 = not yet */
     atomic_long stop_ms;  /* a failpoint's stop(ms) asks the simulator to resume it */
     atomic_llong synced;  /* the last sync marker the observer has seen */

@@ -809,3 +809,99 @@ void sim_cluster_cleanup_on_signal(void)
     for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
         sigaction(sigs[i], &sa, NULL);
 }
+
+/* ---- a sentinel -------------------------------------------------------------
+ * Added for the simulator's failover with a real redis-sentinel. A sentinel
+ * needs its config file as the first argument (it rewrites it to keep its
+ * state), so its argv differs from a server's; the rest is the same life:
+ * a child with PDEATHSIG, registered, PING and process_id to know it is
+ * ours, killed and reaped by sim_server_kill/stop and by the cleanup. */
+
+#define SENTINEL_CONF "sentinel.conf"
+
+static int write_sentinel_conf(const sim_server *s, const char *master,
+                               int master_port, long down_after_ms,
+                               long failover_timeout_ms, char *errstr,
+                               size_t len)
+{
+    char path[SIM_PATH_LEN + 16];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", s->dir, SENTINEL_CONF);
+    if ((f = fopen(path, "w")) == NULL)
+        return error(errstr, len, "cannot write %s: %s", path, strerror(errno));
+    fprintf(f, "sentinel monitor %s 127.0.0.1 %d 1\n", master, master_port);
+    fprintf(f, "sentinel down-after-milliseconds %s %ld\n", master, down_after_ms);
+    fprintf(f, "sentinel failover-timeout %s %ld\n", master, failover_timeout_ms);
+    fclose(f);
+    return 0;
+}
+
+static int sentinel_argv(spawn_plan *p, const sim_server *s)
+{
+    const char *fixed[] = {
+        p->exe, SENTINEL_CONF, "--sentinel", "--port", p->port,
+        "--bind", "127.0.0.1", "--logfile", p->log, "--daemonize", "no", NULL,
+    };
+
+    memcpy(p->argv, fixed, sizeof(fixed));
+    p->dir = s->dir;
+    snprintf(p->port, sizeof(p->port), "%d", s->port);
+    snprintf(p->log, sizeof(p->log), "%s/%s", s->dir, LOG_NAME);
+    return 0;
+}
+
+/* One try on one port, like start_once. */
+static enum ready sentinel_once(sim_server *s, char *errstr, size_t len)
+{
+    spawn_plan plan;
+    char tail[384];
+    enum ready res;
+    int status = 0;
+
+    if ((s->port = free_port(errstr, len)) < 0)
+        return DIED;
+    memset(&plan, 0, sizeof(plan));
+    if (find_redis_server(plan.exe, sizeof(plan.exe), errstr, len) != 0 ||
+        sentinel_argv(&plan, s) != 0 || spawn(s, &plan, errstr, len) != 0)
+        return DIED;
+    res = wait_ready(s, &status);
+    if (res == READY)
+        return READY;
+    sim_server_kill(s);
+    log_tail(s, tail, sizeof(tail));
+    if (res == TAKEN || strstr(tail, "Address already in use") != NULL)
+        return TAKEN;
+    error(errstr, len, "redis-sentinel on port %d did not start; its log: %s",
+          s->port, tail[0] ? tail : "(empty)");
+    return res;
+}
+
+int sim_sentinel_start(sim_server *s, const char *parent_dir,
+                       const char *master, int master_port,
+                       long down_after_ms, long failover_timeout_ms,
+                       char *errstr, size_t len)
+{
+    int attempt;
+
+    memset(s, 0, sizeof(*s));
+    if ((size_t)snprintf(s->dir, sizeof(s->dir), "%s/sentinel", parent_dir) >= sizeof(s->dir))
+        return error(errstr, len, "sentinel dir name too long: %s/sentinel", parent_dir);
+    if (mkdir(s->dir, 0700) != 0)
+        return error(errstr, len, "mkdir %s: %s", s->dir, strerror(errno));
+    if (write_sentinel_conf(s, master, master_port, down_after_ms,
+                            failover_timeout_ms, errstr, len) != 0)
+        return -1;
+    for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+        switch (sentinel_once(s, errstr, len)) {
+        case READY:
+            return 0;
+        case TAKEN:
+            continue;
+        default:
+            return -1;
+        }
+    }
+    return error(errstr, len, "redis-sentinel could not bind a free port in %d tries",
+                 START_ATTEMPTS);
+}

@@ -94,6 +94,16 @@ int sim_cluster_info_field(redisContext *c, const char *section,
                            const char *field, char *out, size_t outlen,
                            char *errstr, size_t len);
 
+/* Starts a redis-sentinel (redis-server <conf> --sentinel) in
+ * parent_dir/sentinel on a free port, monitoring the primary at
+ * master_port under the name master with quorum 1, and waits until it
+ * answers PING. Stop it like a server (sim_server_kill, sim_server_stop).
+ * Returns 0, or -1 with errstr. */
+int sim_sentinel_start(sim_server *s, const char *parent_dir,
+                       const char *master, int master_port,
+                       long down_after_ms, long failover_timeout_ms,
+                       char *errstr, size_t len);
+
 /* Kills and reaps every server this process started and removes every temp
  * dir it made. Safe to call from atexit and from a signal handler. */
 void sim_cluster_cleanup(void);

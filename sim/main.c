@@ -1,14 +1,16 @@
 /* sim: the simulator's command line (build/sim/sim).
  *
- *   sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE]
- *   sim demo [--seed K] [--lease MS]
+ *   sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]
+ *   sim demo [--seed K] [--lease MS] [--sentinel]
  *   sim check FILE
  *   sim list
  *
  * run plays one scenario against one stage and prints its title, verdict
  * and timeline; demo plays all of them against all six stages and prints
  * the fault matrix, exiting non-zero when a cell differs from the answer
- * key; check judges a history saved with --save again. The clients are the
+ * key; check judges a history saved with --save again. With --sentinel a
+ * real redis-sentinel promotes the replica in the failover scenario, and
+ * the clients ask it where the primary is. The clients are the
  * stage's program build/vN/client, found next to this one (build/sim/sim),
  * so SANITIZE=1 builds find their own. Ctrl-C at any point leaves no
  * redis-server and no temp dir behind (cluster's cleanup on signals; the
@@ -40,13 +42,14 @@ typedef struct options {
     long lease_ms;
     const char *save;           /* NULL = do not save */
     const char *file;           /* check: the saved history */
+    int sentinel;               /* failover by a real sentinel */
 } options;
 
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE]\n"
-            "       sim demo [--seed K] [--lease MS]\n"
+            "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]\n"
+            "       sim demo [--seed K] [--lease MS] [--sentinel]\n"
             "       sim check FILE\n"
             "       sim list\n");
     return 2;
@@ -137,6 +140,10 @@ static int parse(options *o, int argc, char **argv)
             o->file = argv[i];
             continue;
         }
+        if (strcmp(argv[i], "--sentinel") == 0) {
+            o->sentinel = 1;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "sim: %s needs a value\n", argv[i]);
             return -1;
@@ -182,6 +189,7 @@ static int play(const options *o, int stage, const sim_scenario *s,
     cfg.client_program = program;
     cfg.lease_ms = o->lease_ms;
     cfg.seed = o->seed;
+    cfg.sentinel = o->sentinel;
     if (sim_scenario_run(s, &cfg, run, why, sizeof(why)) != 0) {
         fprintf(stderr, "sim: v%d %s: %s\n", stage, s->name, why);
         return -1;

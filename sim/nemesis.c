@@ -15,6 +15,7 @@
 #define REPLICA_TIMEOUT_MS 2000
 #define BEHIND_TIMEOUT_MS 1000 /* for the lock's write to reach the replica */
 #define RESUBSCRIBE_MS 3000  /* for the observer to follow the new primary */
+#define SENTINEL_TIMEOUT_MS 10000 /* down-after, election, promotion, with room */
 
 static int error(char *errstr, size_t len, const char *fmt, ...)
 {
@@ -193,6 +194,132 @@ static int promote(sim_nemesis *n, char *errstr, size_t len)
     return 0;
 }
 
+/* Polls until done(n) says yes; -1 with errstr after timeout_ms. */
+static int wait_for(sim_nemesis *n, int (*done)(sim_nemesis *), long timeout_ms,
+                    const char *what, char *errstr, size_t len)
+{
+    int64_t start = sim_now_ns();
+
+    while (!done(n)) {
+        if ((sim_now_ns() - start) / 1000000 > timeout_ms)
+            return error(errstr, len, "failover: %s within %ld ms", what, timeout_ms);
+        sleep_ms(2);
+    }
+    return 0;
+}
+
+static int link_down(sim_nemesis *n)
+{
+    char status[32], why[128];
+
+    return sim_cluster_info_field(n->replica, "replication", "master_link_status",
+                                  status, sizeof(status), why, sizeof(why)) == 0 &&
+           strcmp(status, "down") == 0;
+}
+
+/* Whether the replica now says it is a master. A new connection each
+ * time: the sentinel's promotion kills the normal clients (ours too). */
+static int replica_is_master(sim_nemesis *n)
+{
+    char why[128], role[32];
+    redisContext *c = sim_server_connect(&n->cl->replica, 1000, why, sizeof(why));
+    int yes;
+
+    if (c == NULL)
+        return 0;
+    yes = sim_cluster_info_field(c, "replication", "role", role, sizeof(role),
+                                 why, sizeof(why)) == 0 &&
+          strcmp(role, "master") == 0;
+    redisFree(c);
+    return yes;
+}
+
+/* The sentinel names the replica as the master, and the replica agrees. */
+static int sentinel_promoted(sim_nemesis *n)
+{
+    char why[128];
+    redisContext *c = sim_server_connect(n->sentinel, 1000, why, sizeof(why));
+    redisReply *r;
+    int port = -1;
+
+    if (c == NULL)
+        return 0;
+    r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", n->master_name);
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING)
+        port = atoi(r->element[1]->str);
+    freeReplyObject(r);
+    redisFree(c);
+    return port == n->cl->replica.port && replica_is_master(n);
+}
+
+/* One replica as SENTINEL replicas lists it: flat pairs, "port" "6380",
+ * "flags" "slave". Whether it is ours and in good standing. */
+static int good_replica(const redisReply *r, int port)
+{
+    int ours = 0, good = 0;
+    size_t i;
+
+    for (i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const char *k = r->element[i]->str, *v = r->element[i + 1]->str;
+
+        if (k == NULL || v == NULL)
+            continue;
+        if (strcmp(k, "port") == 0)
+            ours = atoi(v) == port;
+        if (strcmp(k, "flags") == 0)
+            good = strcmp(v, "slave") == 0;
+    }
+    return ours && good;
+}
+
+/* The sentinel has found the replica (through the primary's INFO): only
+ * then can it promote it. */
+static int sentinel_sees_replica(sim_nemesis *n)
+{
+    char why[128];
+    redisContext *c = sim_server_connect(n->sentinel, 1000, why, sizeof(why));
+    redisReply *r;
+    int seen = 0;
+    size_t i;
+
+    if (c == NULL)
+        return 0;
+    r = redisCommand(c, "SENTINEL replicas %s", n->master_name);
+    for (i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+        seen |= good_replica(r->element[i], n->cl->replica.port);
+    freeReplyObject(r);
+    redisFree(c);
+    return seen;
+}
+
+int sim_nemesis_use_sentinel(sim_nemesis *n, const sim_server *sentinel,
+                             const char *master_name, char *errstr, size_t len)
+{
+    n->sentinel = sentinel;
+    n->master_name = master_name;
+    return wait_for(n, sentinel_sees_replica, SENTINEL_TIMEOUT_MS,
+                    "the sentinel did not find the replica", errstr, len);
+}
+
+/* With a sentinel: once the dead primary's link is down, the held write
+ * is gone with it and the replica can be let go; then the sentinel sees
+ * the primary down (down-after) and promotes the replica. */
+static int sentinel_promote(sim_nemesis *n, char *errstr, size_t len)
+{
+    if (wait_for(n, link_down, REPLICA_TIMEOUT_MS,
+                 "the replica did not see its primary die", errstr, len) != 0 ||
+        replica_status(n, errstr, len, "CLIENT UNPAUSE") != 0)
+        return -1;
+    record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->replica.port, "unpause replica");
+    if (wait_for(n, sentinel_promoted, SENTINEL_TIMEOUT_MS,
+                 "the sentinel did not promote the replica", errstr, len) != 0)
+        return -1;
+    record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->replica.port,
+           "promote replica: by the sentinel");
+    return 0;
+}
+
 int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
 {
     long long lag;
@@ -205,7 +332,8 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, lag, "replica lacks lock");
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->primary.port, "kill primary");
     sim_server_kill(&n->cl->primary);
-    if (promote(n, errstr, len) != 0)
+    if ((n->sentinel != NULL ? sentinel_promote(n, errstr, len)
+                             : promote(n, errstr, len)) != 0)
         return -1;
     atomic_store(&n->ctl->primary_port, port);
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, port, "clients follow");

@@ -34,11 +34,18 @@ typedef struct sim_nemesis {
     int64_t resume_ns[SIM_CLIENTS_MAX]; /* a paused client's SIGCONT time; 0 = none */
     int self_stop[SIM_CLIENTS_MAX];     /* the pause came from its own failpoint */
     redisContext *replica;     /* open while the replica's stream is held */
-    int sentinel;              /* a sentinel promotes instead of us */
+    const sim_server *sentinel; /* NULL: we promote; else this sentinel does */
+    const char *master_name;   /* the name the sentinel monitors */
 } sim_nemesis;
 
 void sim_nemesis_init(sim_nemesis *n, sim_cluster *cl, sim_control *ctl,
                       sim_history *h, const pid_t *pids);
+
+/* Failovers are then done by this sentinel (already monitoring the
+ * primary under master_name); we only kill the primary and watch. Waits
+ * until the sentinel has found the replica. 0, or -1 with errstr. */
+int sim_nemesis_use_sentinel(sim_nemesis *n, const sim_server *sentinel,
+                             const char *master_name, char *errstr, size_t len);
 
 /* SIGSTOP now; sim_nemesis_tick sends SIGCONT after ms. */
 void sim_nemesis_pause(sim_nemesis *n, int client, long ms);

@@ -23,6 +23,9 @@
 #include "scenarios.h"
 
 #define LOCK_NAME "lockstep:lock"
+#define MASTER_NAME "lockstep"     /* what the sentinel calls the primary */
+#define DOWN_AFTER_MS 200          /* the sentinel's down-after-milliseconds */
+#define FAILOVER_TIMEOUT_MS 1000   /* the sentinel's failover-timeout */
 #define TICK_US 500            /* the loop's period: far below any margin */
 #define READY_TIMEOUT_MS 20000 /* client programs up (sanitizer builds are slow) */
 #define OBSERVER_TIMEOUT_MS 3000
@@ -34,6 +37,7 @@ typedef struct runner {
     const sim_scenario *s;
     const sim_run_config *cfg;
     sim_cluster cl;
+    sim_server sentinel;                    /* pid 0 unless cfg->sentinel */
     sim_history *h;
     sim_control *ctl;
     sim_nemesis nem;
@@ -120,6 +124,7 @@ static void fill_plan(runner *r, int i)
     p->hold_ms = leases(r, r->actor[i]->hold);
     p->wait_ms = leases(r, r->actor[i]->wait);
     p->lease_ms = leases(r, r->actor[i]->lease > 0 ? r->actor[i]->lease : 1);
+    p->until = r->actor[i]->until.after != 0;
     p->seed = r->cfg->seed * 7919u + (unsigned)i;
 }
 
@@ -194,6 +199,19 @@ static int spawn_clients(runner *r, char *errstr, size_t len)
     return 0;
 }
 
+/* A real sentinel watches the primary; clients ask it where the primary
+ * is, and the nemesis leaves the promotion to it. */
+static int start_sentinel(runner *r, char *errstr, size_t len)
+{
+    if (sim_sentinel_start(&r->sentinel, r->cl.dir, MASTER_NAME, r->cl.primary.port,
+                           DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS, errstr, len) != 0 ||
+        sim_nemesis_use_sentinel(&r->nem, &r->sentinel, MASTER_NAME, errstr, len) != 0)
+        return -1;
+    r->ctl->sentinel_port = r->sentinel.port;
+    snprintf(r->ctl->sentinel_master, sizeof(r->ctl->sentinel_master), "%s", MASTER_NAME);
+    return 0;
+}
+
 static int setup(runner *r, char *errstr, size_t len)
 {
     unsigned flags = SIM_CLUSTER_RESOURCE;
@@ -213,7 +231,8 @@ static int setup(runner *r, char *errstr, size_t len)
         return -1;
     }
     if (r->s->fault.kind == SIM_FAULT_FAILOVER &&
-        sim_nemesis_hold_replica(&r->nem, errstr, len) != 0)
+        ((r->cfg->sentinel && start_sentinel(r, errstr, len) != 0) ||
+         sim_nemesis_hold_replica(&r->nem, errstr, len) != 0))
         return -1;
     return spawn_clients(r, errstr, len);
 }
@@ -298,17 +317,27 @@ static int64_t trigger_ns(const runner *r, const sim_trigger *t)
     return at == 0 ? 0 : at + (int64_t)leases(r, t->delay) * 1000000;
 }
 
-static void start_clients(runner *r, int64_t now)
+static int fires(const runner *r, const sim_trigger *t, int64_t now)
+{
+    int64_t at = trigger_ns(r, t);
+
+    return at != 0 && now >= at;
+}
+
+/* Start flags, and the end of sections that wait for a trigger. */
+static void signal_clients(runner *r, int64_t now)
 {
     int i;
 
     for (i = 0; i < r->n; i++) {
-        int64_t at = trigger_ns(r, &r->actor[i]->start);
+        const sim_actor *a = r->actor[i];
 
-        if (!r->started[i] && at != 0 && now >= at) {
+        if (!r->started[i] && fires(r, &a->start, now)) {
             r->started[i] = 1;
             atomic_store(&r->ctl->client[i].go, 1);
         }
+        if (a->until.after != 0 && fires(r, &a->until, now))
+            atomic_store(&r->ctl->client[i].finish, 1);
     }
 }
 
@@ -358,7 +387,7 @@ static int drive(runner *r, char *errstr, size_t len)
         if (poll_clients(r, errstr, len) != 0)
             return -1;
         sim_nemesis_tick(&r->nem);
-        start_clients(r, now);
+        signal_clients(r, now);
         if (strike(r, now, errstr, len) != 0)
             return -1;
         sleep_us(TICK_US);
@@ -428,6 +457,7 @@ static void teardown(runner *r)
     }
     sim_history_observer_stop(r->observer);
     sim_nemesis_close(&r->nem);
+    sim_server_kill(&r->sentinel);
     sim_client_control_close(r->ctl);
     sim_history_close(r->h);
     sim_cluster_stop(&r->cl);

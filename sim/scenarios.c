@@ -95,13 +95,15 @@ static const sim_scenario table[] = {
       { .kind = SIM_FAULT_NONE },
       { "ME MD", "ME MD", "ME MD", "-", "-", "-" } },
 
-    /* The replica holds back its stream; A takes the lock on the primary
-     * and holds 0.6 L; at 0.1 L the primary dies and the replica is
-     * promoted without the lock. B takes it there and holds 3 L; A's
-     * release (an I/O error, then a retry) reaches the new primary at
-     * 0.6 L, while B's key (0.1..1.1 L) is alive. */
+    /* The replica holds back its stream; A takes the lock on the primary;
+     * at 0.1 L the primary dies and the replica is promoted without the
+     * lock. B takes it there and holds 3 L. A works until 0.5 L after B
+     * got in (however long the promotion took: a sentinel needs about a
+     * second), then its release (an I/O error, then a retry) reaches the
+     * new primary while B's key is alive. */
     { "failover", "the primary dies before the lock reached its replica", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.6, .wait = 1, .start = AT_START },
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START,
+          .until = AFTER('B', IN_CS, 0.5) },
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
       { "ME MD", "ME MD", "ME MD", "ME", "ME", "ME" } },

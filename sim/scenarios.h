@@ -39,6 +39,8 @@ typedef struct sim_actor {
     double wait;           /* acquire's wait budget, in leases */
     double lease;          /* its own lease in leases L; 0 = L */
     sim_trigger start;     /* when it starts */
+    sim_trigger until;     /* its critical section lasts its hold and until
+                            * this fires; .after 0 = just its hold */
     const char *failpoint; /* armed in its environment, times in leases:
                             * "release.after_get=stop(3L)"; NULL = none */
     int copies;            /* LOOP crowds: this many clients, A, B, ... */
@@ -73,6 +75,7 @@ typedef struct sim_run_config {
     const char *client_program; /* build/vN/client of that stage */
     long lease_ms;              /* L */
     unsigned seed;              /* varies the crowd's hold times */
+    int sentinel;               /* failover by a real redis-sentinel */
 } sim_run_config;
 
 /* What a run leaves: its history, sorted by time. */

@@ -1,14 +1,17 @@
 # sim.mk: the simulator's program and its commands (included by the Makefile).
 #
-#   make sim stage=N scenario=S [seed=K] [lease=MS]   one run, with its timeline
-#   make demo [seed=K] [lease=MS]                     the fault matrix, 9 scenarios x 6 stages
+#   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]   one run, with its timeline
+#   make demo [seed=K] [lease=MS] [sentinel=1]     the fault matrix, 9 scenarios x 6 stages
+#
+# sentinel=1: a real redis-sentinel promotes the replica in the failover.
 #
 # build/sim/sim is one program for every stage: it runs the clients of a
 # stage as processes of that stage's build/vN/client.
 
 SIM_PROGRAM := $(BUILD)/sim/sim
 SIM_CLIENTS := $(foreach n,$(STAGES),$(BUILD)/v$(n)/client)
-SIM_OPTS = $(if $(seed),--seed $(seed)) $(if $(lease),--lease $(lease))
+SIM_OPTS = $(if $(seed),--seed $(seed)) $(if $(lease),--lease $(lease)) \
+           $(if $(filter 1,$(sentinel)),--sentinel)
 
 $(SIM_PROGRAM): $(BUILD)/sim/main.o $(SIM_LIB_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -19,7 +22,7 @@ sim-build: $(SIM_PROGRAM) $(SIM_CLIENTS)
 
 sim: check-deps
 	@test -n "$(stage)" -a -n "$(scenario)" || { \
-	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS]"; \
+	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]"; \
 	    echo "scenarios: $$(sed -n 's/^    { "\([a-z-]*\)", ".*/\1/p' sim/scenarios.c | tr '\n' ' ')"; \
 	    exit 2; }
 	@$(MAKE) --no-print-directory $(SIM_PROGRAM) $(BUILD)/v$(stage)/client

@@ -173,6 +173,17 @@ static int cs_exit(sim_workload *w, long long stock)
 
 /* One acquire, critical section, release. *stock gets what was read, or
  * stays as it was when the lock was not taken. */
+/* A section that lasts until the scenario says so: its end is tied to
+ * another client's step, not to a guess of how long a failover takes. */
+static void wait_finish(sim_workload *w)
+{
+    const sim_client_slot *slot = &w->ctl->client[w->client];
+
+    while (w->plan->until && !atomic_load(&slot->finish) &&
+           !atomic_load(&w->ctl->stop))
+        sleep_ms(1);
+}
+
 static int once(sim_workload *w, long long *stock)
 {
     if (acquire(w) != DLOCK_OK)
@@ -180,6 +191,7 @@ static int once(sim_workload *w, long long *stock)
     if (cs_enter(w, stock) != 0)
         return -1;
     sleep_ms(hold_ms(w));
+    wait_finish(w);
     if (cs_exit(w, *stock) != 0)
         return -1;
     release(w);
