@@ -19,7 +19,8 @@
 #include "history.h"
 
 #define ENV_FAILPOINTS "DLOCK_FAILPOINTS"
-#define ENV_MAX 256 /* environment entries passed on to a client */
+#define ENV_MAX 256     /* environment entries passed on to a client */
+#define TRACKED_MAX 32  /* live children per process: a run has 9 */
 
 extern char **environ;
 
@@ -154,8 +155,6 @@ redisContext *sim_client_connect_primary(void *arg, char *errstr, size_t len)
     return connect_port(ctl, port, errstr, len);
 }
 
-/* ---- client processes ------------------------------------------------------ */
-
 /* The simulator's environment, with DLOCK_FAILPOINTS replaced by this
  * client's own arming (or removed), so one client's fault never leaks into
  * another. Built before the fork: the child only execs. */
@@ -180,6 +179,99 @@ static int client_env(char **env, size_t max, char *fp_entry, size_t fp_len,
     env[n] = NULL;
     return 0;
 }
+
+/* ---- the registry of live children ------------------------------------------
+ * Read by the cleanup, which may run in a signal handler: atomics only.
+ * An entry belongs to the process that made it, so a forked child never
+ * kills its parent's clients. */
+typedef struct tracked {
+    atomic_int pid;
+    atomic_int owner; /* 0 = free slot */
+} tracked;
+
+static tracked children[TRACKED_MAX];
+static struct sigaction chained[3];   /* what our handler runs after itself */
+static const int cleanup_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+
+/* The simulator starts its children from one thread: no lock is needed,
+ * only the order (pid first, then owner) for a handler that reads. */
+void sim_client_track(pid_t pid)
+{
+    int i;
+
+    for (i = 0; i < TRACKED_MAX; i++) {
+        if (atomic_load(&children[i].owner) == 0) {
+            atomic_store(&children[i].pid, pid);
+            atomic_store(&children[i].owner, getpid());
+            return;
+        }
+    }
+}
+
+void sim_client_untrack(pid_t pid)
+{
+    int i;
+
+    for (i = 0; i < TRACKED_MAX; i++) {
+        if (atomic_load(&children[i].owner) == getpid() &&
+            atomic_load(&children[i].pid) == pid)
+            atomic_store(&children[i].owner, 0);
+    }
+}
+
+void sim_client_cleanup(void)
+{
+    pid_t me = getpid();
+    int i;
+
+    for (i = 0; i < TRACKED_MAX; i++) {
+        if (atomic_load(&children[i].owner) == me) {
+            pid_t pid = atomic_load(&children[i].pid);
+
+            atomic_store(&children[i].owner, 0);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    }
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno, i;
+
+    sim_client_cleanup();
+    errno = saved;
+    for (i = 0; i < 3; i++) {
+        if (cleanup_signals[i] != sig)
+            continue;
+        if (chained[i].sa_handler != SIG_DFL && chained[i].sa_handler != SIG_IGN)
+            chained[i].sa_handler(sig);
+        else
+            raise(sig); /* SA_RESETHAND: the default action, once we return */
+    }
+}
+
+void sim_client_cleanup_on_signal(void)
+{
+    static int installed;
+    struct sigaction sa;
+    int i;
+
+    /* Twice would chain our handler to itself. */
+    if (installed++)
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < 3; i++)
+        sigaddset(&sa.sa_mask, cleanup_signals[i]);
+    for (i = 0; i < 3; i++)
+        sigaction(cleanup_signals[i], &sa, &chained[i]);
+}
+
+/* ---- client processes ---------------------------------------------------------- */
 
 pid_t sim_client_spawn(const char *program, const char *control_path,
                        int client, const char *failpoints, char *errstr,
@@ -206,6 +298,7 @@ pid_t sim_client_spawn(const char *program, const char *control_path,
         execve(program, argv, env);
         _exit(127);
     }
+    sim_client_track(pid);
     return pid;
 }
 
@@ -221,6 +314,7 @@ sim_client_state sim_client_poll(pid_t pid, int *status)
         return SIM_CLIENT_RUNNING;
     if (WIFSTOPPED(st))
         return SIM_CLIENT_STOPPED;
+    sim_client_untrack(pid);
     if (WIFSIGNALED(st)) {
         *status = WTERMSIG(st);
         return SIM_CLIENT_KILLED;
@@ -233,6 +327,7 @@ void sim_client_kill(pid_t pid)
 {
     if (pid <= 0)
         return;
+    sim_client_untrack(pid);
     kill(pid, SIGKILL);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;

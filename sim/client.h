@@ -129,6 +129,20 @@ sim_client_state sim_client_poll(pid_t pid, int *status);
 /* SIGKILL and reap; for the end of a run and its error paths. */
 void sim_client_kill(pid_t pid);
 
+/* The simulator's other children (the observer) join the clients in the
+ * registry that the cleanup below empties; untrack once reaped. */
+void sim_client_track(pid_t pid);
+void sim_client_untrack(pid_t pid);
+
+/* Kills and reaps every client and tracked process this process started
+ * and has not reaped. Async-signal-safe. */
+void sim_client_cleanup(void);
+
+/* Puts a handler for SIGINT, SIGTERM and SIGHUP in front of the one
+ * installed now (the cluster's cleanup): it kills and reaps the clients
+ * first, then runs that one. Call after sim_cluster_cleanup_on_signal. */
+void sim_client_cleanup_on_signal(void);
+
 /* "A", "B", ... for client numbers; "-" for SIM_NO_CLIENT. */
 const char *sim_client_name(int client);
 

@@ -166,6 +166,7 @@ pid_t sim_history_observer_start(sim_history *h, sim_control *ctl,
             observe(h, ctl);
         _exit(0);
     }
+    sim_client_track(pid);
     if (sim_history_observer_wait(ctl, atomic_load(&ctl->primary_port),
                                   timeout_ms) != 0) {
         sim_history_observer_stop(pid);
@@ -192,6 +193,7 @@ void sim_history_observer_stop(pid_t pid)
 {
     if (pid <= 0)
         return;
+    sim_client_untrack(pid);
     kill(pid, SIGKILL);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;

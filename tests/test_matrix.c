@@ -42,6 +42,9 @@ static void matrix_setup(void)
         exit(EXIT_FAILURE);
     }
     setenv("TMPDIR", tmpdir, 1);
+    /* Inherited by each test's process: Ctrl-C kills and reaps its
+     * clients before the harness's cleanup stops the servers. */
+    sim_client_cleanup_on_signal();
 }
 
 static void matrix_teardown(void)
@@ -118,7 +121,8 @@ START_TEST(test_matrix_cell)
     const sim_scenario *s = sim_scenario_at((size_t)_i);
     unsigned expected = sim_scenario_expected(s, CAPS.stage);
     char program[PATH_MAX], why[512];
-    sim_run_config cfg = { CAPS.stage, program, SIM_DEFAULT_LEASE_MS, SEED };
+    sim_run_config cfg = { .stage = CAPS.stage, .client_program = program,
+                           .lease_ms = SIM_DEFAULT_LEASE_MS, .seed = SEED };
     sim_run run;
     sim_verdict v;
 
