@@ -16,16 +16,21 @@ SIM_OPTS = $(if $(seed),--seed $(seed)) $(if $(lease),--lease $(lease)) \
 $(SIM_PROGRAM): $(BUILD)/sim/main.o $(SIM_LIB_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-.PHONY: sim demo sim-build
+.PHONY: sim demo sim-build sim-build-stage
 
+# The ':' recipes keep make from saying "Nothing to be done" on a rerun.
 sim-build: $(SIM_PROGRAM) $(SIM_CLIENTS)
+	@:
+
+sim-build-stage: $(SIM_PROGRAM) $(BUILD)/v$(stage)/client
+	@:
 
 sim: check-deps
 	@test -n "$(stage)" -a -n "$(scenario)" || { \
 	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]"; \
 	    echo "scenarios: $$(sed -n 's/^    { "\([a-z-]*\)", ".*/\1/p' sim/scenarios.c | tr '\n' ' ')"; \
 	    exit 2; }
-	@$(MAKE) --no-print-directory $(SIM_PROGRAM) $(BUILD)/v$(stage)/client
+	@$(MAKE) --no-print-directory sim-build-stage stage=$(stage)
 	@$(SIM_PROGRAM) run --stage $(stage) --scenario $(scenario) $(SIM_OPTS)
 
 demo: check-deps
