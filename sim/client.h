@@ -45,7 +45,11 @@ typedef enum sim_plan_kind {
     SIM_PLAN_ONCE,      /* acquire, critical section, release */
     SIM_PLAN_LOOP,      /* the same, again and again until the stock is sold */
     SIM_PLAN_REENTRANT, /* acquire again from inside the critical section */
-    SIM_PLAN_STRANGER   /* release a lock it never acquired */
+    SIM_PLAN_STRANGER,  /* release a lock it never acquired */
+    SIM_PLAN_BENCH_SOLO, /* bench: lock+unlock pairs in batches the bench
+                          * hands out, timed in the slot, no history */
+    SIM_PLAN_BENCH_RMW   /* bench: lock, counter += 1 on the resource server,
+                          * unlock, until the run stops; three events each */
 } sim_plan_kind;
 
 typedef struct sim_plan {
@@ -64,6 +68,9 @@ typedef struct sim_client_slot {
     atomic_llong reached_ns[SIM_PHASE_COUNT]; /* CLOCK_MONOTONIC; 0 = not yet */
     atomic_long stop_ms;  /* a failpoint's stop(ms) asks the simulator to resume it */
     atomic_llong synced;  /* the last sync marker the observer has seen */
+    atomic_llong bench_target; /* BENCH_SOLO: pairs to have done; the bench raises it */
+    atomic_llong bench_done;   /* BENCH_SOLO: pairs done so far */
+    atomic_llong bench_ns;     /* BENCH_SOLO: time spent doing them */
 } sim_client_slot;
 
 typedef struct sim_control {

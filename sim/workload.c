@@ -232,6 +232,79 @@ static int reentrant(sim_workload *w)
     return 0;
 }
 
+/* ---- the benchmark's loops (sim/bench.c) ------------------------------------- */
+
+/* One uncontended lock+unlock pair. With one client nobody else can hold
+ * the lock, so anything but OK means the run is broken. */
+static int bench_pair(sim_workload *w)
+{
+    int rc;
+
+    if ((rc = dlock_acquire(w->lock)) != DLOCK_OK)
+        return fail(w, "uncontended acquire: %s",
+                    rc == DLOCK_BUSY ? "BUSY" : dlock_errstr(w->lock));
+    if ((rc = dlock_release(w->lock)) != DLOCK_OK)
+        return fail(w, "uncontended release: %s",
+                    rc == DLOCK_NOT_OWNER ? "NOT_OWNER" : dlock_errstr(w->lock));
+    return 0;
+}
+
+/* Uncontended: pairs in batches, each as many as the bench asks for and
+ * timed here, so that the bench can alternate them with its own replay of
+ * the same commands and both meet the same moments of a noisy machine.
+ * Nothing else runs in a batch: no history, no observer sync. */
+static int bench_solo(sim_workload *w)
+{
+    sim_client_slot *slot = &w->ctl->client[w->client];
+    long long done = 0, target;
+    int64_t start;
+
+    while (!atomic_load(&w->ctl->stop)) {
+        if (done >= (target = atomic_load(&slot->bench_target))) {
+            sleep_ms(1); /* idle between batches: the bench's replay runs */
+            continue;
+        }
+        start = sim_now_ns();
+        for (; done < target; done++) {
+            if (bench_pair(w) != 0)
+                return -1;
+        }
+        atomic_fetch_add(&slot->bench_ns, sim_now_ns() - start);
+        atomic_store(&slot->bench_done, done);
+    }
+    return 0;
+}
+
+/* Contended: lock, counter + 1 on the resource server, unlock, until the
+ * run stops. Three events per acquisition (acquire invoke and ok, release
+ * invoke) are all the bench's figures need, and keep a busy window inside
+ * the history. No observer sync: the bench runs no observer, and the
+ * sync's PUBLISH would count as one of the stage's commands. */
+static int bench_rmw(sim_workload *w)
+{
+    long long counter;
+    int rc;
+
+    while (!atomic_load(&w->ctl->stop)) {
+        record(w, SIM_EV_ACQUIRE_INVOKE, w->plan->wait_ms, "");
+        if ((rc = dlock_acquire(w->lock)) != DLOCK_OK) {
+            record(w, rc == DLOCK_BUSY ? SIM_EV_ACQUIRE_BUSY : SIM_EV_ACQUIRE_ERROR,
+                   0, rc == DLOCK_BUSY ? "" : dlock_errstr(w->lock));
+            if (rc == DLOCK_ERR)
+                sleep_ms(w->ctl->retry_ms); /* a broken server: do not spin */
+            continue;
+        }
+        record(w, SIM_EV_ACQUIRE_OK, 0, "");
+        if (read_stock(w, &counter) != 0 || write_stock(w, counter + 1) != 0)
+            return -1;
+        record(w, SIM_EV_RELEASE_INVOKE, 0, "");
+        if ((rc = dlock_release(w->lock)) != DLOCK_OK)
+            record(w, rc == DLOCK_NOT_OWNER ? SIM_EV_RELEASE_NOT_OWNER : SIM_EV_RELEASE_ERROR,
+                   0, rc == DLOCK_NOT_OWNER ? "" : dlock_errstr(w->lock));
+    }
+    return 0;
+}
+
 int sim_workload_run(sim_workload *w)
 {
     long long stock;
@@ -244,6 +317,10 @@ int sim_workload_run(sim_workload *w)
     case SIM_PLAN_STRANGER:
         release(w); /* a lock it never took: a bug in the caller */
         return 0;
+    case SIM_PLAN_BENCH_SOLO:
+        return bench_solo(w);
+    case SIM_PLAN_BENCH_RMW:
+        return bench_rmw(w);
     default:
         return once(w, &stock);
     }
