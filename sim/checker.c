@@ -58,6 +58,12 @@ static int in_range(int client, int thread)
            thread >= 0 && thread < SIM_CHECK_MAX_THREADS;
 }
 
+/* 1 while (c, t) is in the hold its acquire-ok ok opened. */
+static int holds_since(const replay *r, int c, int t, size_t ok)
+{
+    return r->h[c][t].depth > 0 && r->h[c][t].ok == ok;
+}
+
 /* ---- ME: overlapping holds ----------------------------------------------- */
 
 /* The earliest holder other than (c, t) that holds now, or 0 if none. */
@@ -243,7 +249,40 @@ static int deleted_owner(const replay *r, int *c, int *t, size_t *ok)
     } else {
         return 0;
     }
-    return r->h[*c][*t].depth > 0 && r->h[*c][*t].ok == *ok;
+    return holds_since(r, *c, *t, *ok);
+}
+
+/* (c, t) took the lock at its acquire-ok i: the first holder to do so
+ * after the wrong delete, while the deleted lock's owner is still inside,
+ * is the one the delete let in. */
+static void check_intruder(replay *r, int c, int t, size_t i)
+{
+    sim_md_evidence *md = &r->v->md;
+
+    if (!(r->v->anomalies & SIM_ANOM_MD) || md->intruder != SIM_NO_CLIENT ||
+        (c == md->owner && t == md->owner_thread) ||
+        !holds_since(r, md->owner, md->owner_thread, md->owner_ok))
+        return;
+    md->intruder = c;
+    md->intruder_thread = t;
+    md->intruder_ok = i;
+    md->intruder_ns = t_of(r, i);
+}
+
+/* An acquire-ok that came after the owner's and still waits for its key
+ * was stamped before the del, but its key can only follow the del: the
+ * observer heard the del late, and that holder got in through it. */
+static void queued_intruder(replay *r)
+{
+    for (int j = 0; j < r->okn; j++) {
+        const sim_event *e = &r->ev[r->okq[j]];
+
+        if (r->okq[j] > r->v->md.owner_ok &&
+            holds_since(r, e->client, e->thread, r->okq[j])) {
+            check_intruder(r, e->client, e->thread, r->okq[j]);
+            return;
+        }
+    }
 }
 
 static void check_delete(replay *r, size_t i)
@@ -254,6 +293,7 @@ static void check_delete(replay *r, size_t i)
 
     if ((r->v->anomalies & SIM_ANOM_MD) || !deleted_owner(r, &c, &t, &ok))
         return;
+    memset(&md, 0, sizeof(md));
     find_deleter(r, &md);
     if (md.deleter == c && md.deleter_thread == t)
         return;
@@ -263,8 +303,10 @@ static void check_delete(replay *r, size_t i)
     md.owner_thread = t;
     md.owner_ok = ok;
     md.owner_since_ns = t_of(r, ok);
+    md.intruder = SIM_NO_CLIENT;
     r->v->md = md;
     r->v->anomalies |= SIM_ANOM_MD;
+    queued_intruder(r);
 }
 
 static int is_word(const char *detail, const char *word)
@@ -412,6 +454,7 @@ static void acquire_event(replay *r, int c, int t, size_t i)
             return;             /* re-entered: the same hold goes on */
         h->ok = i;
         check_overlap(r, c, t, i);
+        check_intruder(r, c, t, i);
         match_ok(r, c, t, i);
         return;
     case SIM_EV_ACQUIRE_BUSY:

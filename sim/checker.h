@@ -33,7 +33,10 @@
  *     during an acquire that then failed or crashed (outcome unknown) is
  *     that client's. The deleter is the client whose release is in
  *     flight, or else whose release returned last (the observer heard the
- *     del late).
+ *     del late). The intruder is the first holder other than the owner
+ *     whose acquire-ok follows the del while the owner still holds (or
+ *     precedes it, with no key of its own reported yet: its key can only
+ *     have come after the del, which the observer heard late).
  * DL  deadlock: an acquire ended BUSY while (a) the key existed without a
  *     TTL (no "expire" after its creation), no live client held it, and a
  *     client had crashed holding it or in the middle of its acquire; or
@@ -75,7 +78,8 @@ typedef struct sim_me_evidence {
     int64_t from_ns, to_ns; /* the overlap: b's entry to the first exit */
 } sim_me_evidence;
 
-/* MD: the first delete of a key whose owner still held it. */
+/* MD: the first delete of a key whose owner still held it, and who got
+ * in through the hole it left. */
 typedef struct sim_md_evidence {
     size_t del;                   /* index of the "del" key event */
     int64_t at_ns;                /* its time */
@@ -84,6 +88,11 @@ typedef struct sim_md_evidence {
     int owner, owner_thread;      /* whose lock it was */
     size_t owner_ok;              /* the owner's acquire-ok */
     int64_t owner_since_ns;       /* its time */
+    int intruder, intruder_thread; /* the first other holder to take the
+                                    * lock after the del while the owner
+                                    * still held; SIM_NO_CLIENT: nobody */
+    size_t intruder_ok;           /* its acquire-ok */
+    int64_t intruder_ns;          /* its time */
 } sim_md_evidence;
 
 /* DL: the first acquire that gave up for a reason that cannot pass. */

@@ -64,18 +64,23 @@ static void md_sentence(char *buf, size_t len, const sim_verdict *v,
                         int64_t t0)
 {
     const sim_md_evidence *md = &v->md;
-    char x[16], y[16];
+    char x[16], y[16], z[16], then[SENTENCE / 2] = "";
 
     who(y, sizeof(y), md->owner, md->owner_thread);
+    /* The harm done: someone got in while the owner was still working. */
+    if (md->intruder != SIM_NO_CLIENT)
+        snprintf(then, sizeof(then), "; client %s took the lock at %ld ms "
+                 "while %s was still inside", who(z, sizeof(z), md->intruder,
+                 md->intruder_thread), ms(md->intruder_ns, t0), y);
     if (md->deleter == SIM_NO_CLIENT)
         snprintf(buf, len, "client %s's lock was deleted at %ld ms while no "
-                 "client was releasing; %s had held it since %ld ms", y,
-                 ms(md->at_ns, t0), y, ms(md->owner_since_ns, t0));
+                 "client was releasing; %s had held it since %ld ms%s", y,
+                 ms(md->at_ns, t0), y, ms(md->owner_since_ns, t0), then);
     else
         snprintf(buf, len, "client %s's release deleted client %s's lock at "
-                 "%ld ms; %s had held it since %ld ms",
+                 "%ld ms; %s had held it since %ld ms%s",
                  who(x, sizeof(x), md->deleter, md->deleter_thread), y,
-                 ms(md->at_ns, t0), y, ms(md->owner_since_ns, t0));
+                 ms(md->at_ns, t0), y, ms(md->owner_since_ns, t0), then);
 }
 
 static void dl_sentence(char *buf, size_t len, const sim_verdict *v,

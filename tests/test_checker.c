@@ -215,6 +215,35 @@ START_TEST(test_checker_late_del_deletes_anothers_lock)
                   (long long)v.md.owner_since_ns);
     ck_assert_msg(v.md.deleter_in_flight, "A's release was in flight at the "
                   "del, but the checker says it had returned");
+    ck_assert_msg(v.md.intruder == C && v.md.intruder_ns == 952 * MS,
+                  "the delete let in client %d at %lld ns; expected C at "
+                  "952 ms, while B was still inside", v.md.intruder,
+                  (long long)v.md.intruder_ns);
+}
+END_TEST
+
+START_TEST(test_checker_intruder_before_the_del_is_heard)
+{
+    begin();
+    takes(0, A, 1);
+    key(300, "expired");
+    takes(310, B, 1);
+    wants(850, C);
+    unlocks(900, A);          /* A's DEL removes B's key ... */
+    unlocked(901, A);
+    gets(903, C);             /* ... C's SET NX wins at once ... */
+    key(904, "del");          /* ... and the observer hears both late */
+    key(904, "set");
+    key(904, "expire");
+    unlocks(1200, B);
+    assert_verdict(SIM_ANOM_ME | SIM_ANOM_MD, "A's DEL let C in, heard late");
+    ck_assert_msg(v.md.deleter == A && v.md.owner == B,
+                  "the delete was blamed on client %d over client %d's lock; "
+                  "expected A deleting B's", v.md.deleter, v.md.owner);
+    ck_assert_msg(v.md.intruder == C && v.md.intruder_ns == 903 * MS,
+                  "the delete let in client %d at %lld ns; expected C at "
+                  "903 ms, whose key came after the del", v.md.intruder,
+                  (long long)v.md.intruder_ns);
 }
 END_TEST
 
@@ -229,6 +258,35 @@ START_TEST(test_checker_stranger_release)
     ck_assert_msg(v.md.deleter == B && v.md.owner == A,
                   "the delete was blamed on client %d over client %d's lock; "
                   "expected B deleting A's", v.md.deleter, v.md.owner);
+    ck_assert_msg(v.md.intruder == C, "the delete let in client %d; expected "
+                  "C, who took the lock while A was inside", v.md.intruder);
+}
+END_TEST
+
+/* The delete is wrong either way; only a holder who came in while its
+ * victim was still inside was let in by it. */
+START_TEST(test_checker_nobody_entered_after_the_delete)
+{
+    begin();
+    takes(0, A, 1);
+    gives_back(100, B);       /* a stranger deletes A's lock ... */
+    unlocks(250, A);          /* ... A leaves, its DEL finds nothing ... */
+    unlocked(251, A);
+    takes(300, C, 1);         /* ... and C enters an empty lock */
+    gives_back(400, C);
+    assert_verdict(SIM_ANOM_MD, "a stranger deleted A's lock, C came later");
+    ck_assert_msg(v.md.intruder == SIM_NO_CLIENT, "client %d is said to "
+                  "have got in through the delete, but it entered after A "
+                  "left", v.md.intruder);
+    begin();
+    takes(0, A, 1);
+    gives_back(100, B);
+    crashes(200, A);          /* A dies inside: its hold ends here */
+    takes(300, C, 1);
+    assert_verdict(SIM_ANOM_MD, "a stranger deleted A's lock, A crashed");
+    ck_assert_msg(v.md.intruder == SIM_NO_CLIENT, "client %d is said to "
+                  "have got in through the delete, but it entered after A "
+                  "crashed", v.md.intruder);
 }
 END_TEST
 
@@ -530,7 +588,9 @@ Suite *checker_suite(void)
     tcase_add_test(me, test_checker_crash_ends_the_hold);
     tcase_add_test(md, test_checker_holder_deletes_its_own_key);
     tcase_add_test(md, test_checker_late_del_deletes_anothers_lock);
+    tcase_add_test(md, test_checker_intruder_before_the_del_is_heard);
     tcase_add_test(md, test_checker_stranger_release);
+    tcase_add_test(md, test_checker_nobody_entered_after_the_delete);
     tcase_add_test(md, test_checker_expired_key_reacquired);
     tcase_add_test(md, test_checker_new_holder_deletes_its_own_key);
     tcase_add_test(md, test_checker_observer_lag);
@@ -847,6 +907,9 @@ START_TEST(test_report_sentences)
     assert_said("clients A and B both held the lock in [312 ms, 900 ms]");
     assert_said("client A's release deleted client B's lock at 901 ms; "
                    "B had held it since 312 ms");
+    ck_assert_msg(strstr(printed, "took the lock") == NULL, "nobody entered "
+                  "after A's delete, but the report names someone:\n%s",
+                  printed);
     assert_said("stock 100 -> 98 after 0 sales: the stock fell 2 more than "
                    "the sales recorded");
     begin();
@@ -878,6 +941,9 @@ START_TEST(test_report_run_and_timeline)
     assert_said("v3-set-nx-px / slow-holder: the holder's critical section "
                 "outlives its lease (lease 300 ms, seed 7) ");
     assert_said("stock 100 -> 98 after 3 sales: 1 update lost");
+    assert_said("client A's release deleted client B's lock at 901 ms; B had "
+                "held it since 312 ms; client C took the lock at 952 ms while "
+                "B was still inside");
     assert_printed("\nclient A    ");
     assert_printed("\nclient C");
     assert_printed("\nlock key    AAA");
