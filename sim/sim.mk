@@ -36,3 +36,6 @@ sim: check-deps
 demo: check-deps
 	@$(MAKE) --no-print-directory sim-build
 	@$(SIM_PROGRAM) demo $(SIM_OPTS)
+
+# make bench lives in its own file.
+-include sim/bench.mk

@@ -232,7 +232,7 @@ static int reentrant(sim_workload *w)
     return 0;
 }
 
-/* ---- the benchmark's loops (sim/bench.c) ------------------------------------- */
+/* ---- the benchmark's loops (make bench, sim/bench*.c) ----------------------- */
 
 /* One uncontended lock+unlock pair. With one client nobody else can hold
  * the lock, so anything but OK means the run is broken. */

@@ -1,0 +1,289 @@
+/* bench: each stage of the lock against the Redis round-trip limit, and
+ * what waiting costs (make bench).
+ *
+ *   bench [--runs N] [--stage N] [--out FILE]
+ *
+ * The program of the bench (see bench.h for what it measures and how):
+ * it starts one redis-server for the lock and one for the counter (the
+ * resource) through cluster, like every server in this repository, pins
+ * them and itself to different CPUs, runs every stage runs times, then
+ * prints the table and writes the data file (default: build/bench/
+ * bench.jsonl next to this program). The clients are the stages' own
+ * client programs (build/vN/client), spawned like the simulator's.
+ *
+ * Runs interleave the stages, so a slow moment of the machine spreads over
+ * all of them. Exit status: 0; 1 when a counter disagrees with its
+ * acquisitions (lost updates) or the bench could not run; 2 for bad
+ * arguments. Ctrl-C leaves no redis-server and no temp dir behind. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "client.h"
+
+#define RUNS_DEFAULT 3
+#define ERR_LEN 512
+
+static int error(char *errstr, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(errstr, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- CPU pinning --------------------------------------------------------------- */
+
+/* Pins every thread of a process (Redis starts its background threads
+ * before we can pin it, and sched_setaffinity on a pid moves only the
+ * main thread). */
+static int pin_process(pid_t pid, const cpu_set_t *set, char *errstr, size_t len)
+{
+    char path[64];
+    struct dirent *d;
+    DIR *dir;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+    if ((dir = opendir(path)) == NULL)
+        return error(errstr, len, "pin: %s: %s", path, strerror(errno));
+    while ((d = readdir(dir)) != NULL && rc == 0) {
+        if (d->d_name[0] == '.')
+            continue;
+        if (sched_setaffinity(atoi(d->d_name), sizeof(*set), set) != 0)
+            rc = error(errstr, len, "pin thread %s of %ld: %s", d->d_name,
+                       (long)pid, strerror(errno));
+    }
+    closedir(dir);
+    return rc;
+}
+
+/* "1" or "1-3" or "1,3": a set's CPUs in words. */
+static void cpus_text(const cpu_set_t *set, char *out, size_t len)
+{
+    int cpu, used = 0;
+
+    out[0] = '\0';
+    for (cpu = 0; cpu < CPU_SETSIZE && used < (int)len; cpu++) {
+        if (!CPU_ISSET(cpu, set))
+            continue;
+        if (cpu > 0 && CPU_ISSET(cpu - 1, set) && CPU_ISSET(cpu + 1, set))
+            continue;
+        used += snprintf(out + used, len - used, "%s%d",
+                         used == 0 ? "" : CPU_ISSET(cpu - 1, set) ? "-" : ",", cpu);
+    }
+}
+
+/* Servers on the first CPU we may use, we and the clients on the others:
+ * on small virtual machines an unpinned client and server share a CPU in
+ * some runs and not in others, and round-trip rates then differ ~2.5x.
+ * Clients inherit our mask through fork and exec. One CPU: nothing to do. */
+static int pin(sim_bench *b, char *errstr, size_t len)
+{
+    cpu_set_t all, servers, clients;
+    char s[48], c[48];
+    int cpu, first = -1;
+
+    if (sched_getaffinity(0, sizeof(all), &all) != 0)
+        return error(errstr, len, "sched_getaffinity: %s", strerror(errno));
+    b->ncpu = CPU_COUNT(&all);
+    if (b->ncpu < 2) {
+        snprintf(b->pinning, sizeof(b->pinning),
+                 "not pinned: one CPU, servers and clients share it");
+        return 0;
+    }
+    CPU_ZERO(&servers);
+    clients = all;
+    for (cpu = 0; cpu < CPU_SETSIZE && first < 0; cpu++)
+        first = CPU_ISSET(cpu, &all) ? cpu : -1;
+    CPU_SET(first, &servers);
+    CPU_CLR(first, &clients);
+    if (pin_process(b->cl.primary.pid, &servers, errstr, len) != 0 ||
+        pin_process(b->cl.resource.pid, &servers, errstr, len) != 0 ||
+        sched_setaffinity(0, sizeof(clients), &clients) != 0)
+        return errstr[0] ? -1 : error(errstr, len, "pin: %s", strerror(errno));
+    cpus_text(&servers, s, sizeof(s));
+    cpus_text(&clients, c, sizeof(c));
+    snprintf(b->pinning, sizeof(b->pinning),
+             "both servers pinned to CPU %s; the bench and its clients to CPU %s", s, c);
+    return 0;
+}
+
+/* ---- setup and main ------------------------------------------------------------------ */
+
+/* A whole number in [lo, hi], or a one-line error that says the fix. */
+static int number(const char *name, const char *text, long lo, long hi,
+                  long example, int *out)
+{
+    char *end;
+    long n;
+
+    errno = 0;
+    n = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || n < lo || n > hi) {
+        fprintf(stderr, "bench: %s '%s' is not a whole number from %ld to %ld: "
+                        "give e.g. %s=%ld (make bench %s=%ld, or bench --%s %ld)\n",
+                name, text, lo, hi, name, example, name, example, name, example);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+static int parse(sim_bench *b, int argc, char **argv)
+{
+    size_t used = 0;
+    int i;
+
+    b->runs = RUNS_DEFAULT;
+    for (i = 0; i < argc; i++)
+        used += snprintf(b->command_line + used, used < sizeof(b->command_line)
+                         ? sizeof(b->command_line) - used : 0, "%s%s", i ? " " : "", argv[i]);
+    for (i = 1; i < argc; i += 2) {
+        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (value == NULL && (strcmp(flag, "--runs") == 0 || strcmp(flag, "--stage") == 0 ||
+                              strcmp(flag, "--out") == 0)) {
+            fprintf(stderr, "bench: %s needs a value\n", flag);
+            return -1;
+        }
+        if (strcmp(flag, "--runs") == 0) {
+            if (number("runs", value, 1, SIM_BENCH_RUNS_MAX, RUNS_DEFAULT, &b->runs) != 0)
+                return -1;
+        } else if (strcmp(flag, "--stage") == 0) {
+            if (number("stage", value, 1, SIM_STAGES, 1, &b->only_stage) != 0)
+                return -1;
+        } else if (strcmp(flag, "--out") == 0) {
+            b->out = value;
+        } else {
+            fprintf(stderr, "bench: unknown option '%s'; usage: bench [--runs N] [--stage N] [--out FILE]\n",
+                    flag);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* build/ (or build/sanitize/): where this program's dir and vN/ are. */
+static int find_build_dir(sim_bench *b, char *errstr, size_t len)
+{
+    char self[PATH_MAX], program[PATH_MAX + 16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    int s;
+
+    if (n <= 0)
+        return error(errstr, len, "readlink /proc/self/exe: %s", strerror(errno));
+    self[n] = '\0';
+    snprintf(b->build_dir, sizeof(b->build_dir), "%s", dirname(dirname(self)));
+    for (s = 1; s <= SIM_STAGES; s++) {
+        snprintf(program, sizeof(program), "%s/v%d/client", b->build_dir, s);
+        if (sim_bench_wanted(b, s) && access(program, X_OK) != 0)
+            return error(errstr, len, "%s is missing: build it with `make bench`", program);
+    }
+    return 0;
+}
+
+static int setup(sim_bench *b, char *errstr, size_t len)
+{
+    time_t now = time(NULL);
+    char field[32];
+
+    strftime(b->date, sizeof(b->date), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+    if (find_build_dir(b, errstr, len) != 0 ||
+        sim_cluster_start(&b->cl, SIM_CLUSTER_RESOURCE, errstr, len) != 0 ||
+        pin(b, errstr, len) != 0 ||
+        (b->adm = sim_bench_connect(&b->cl.primary, errstr, len)) == NULL ||
+        (b->res = sim_bench_connect(&b->cl.resource, errstr, len)) == NULL ||
+        sim_cluster_info_field(b->adm, "server", "redis_version", field,
+                               sizeof(field), errstr, len) != 0)
+        return -1;
+    snprintf(b->redis_version, sizeof(b->redis_version), "%s", field);
+    return 0;
+}
+
+static void teardown(sim_bench *b)
+{
+    int r, s;
+
+    redisFree(b->adm);
+    redisFree(b->res);
+    b->adm = b->res = NULL;
+    sim_cluster_stop(&b->cl);
+    for (r = 0; r < b->runs; r++) {
+        for (s = 0; s < SIM_STAGES; s++)
+            sim_bench_pair_free(&b->result[r][s].pair);
+    }
+}
+
+static int run_all(sim_bench *b, char *errstr, size_t len)
+{
+    int r, s;
+
+    for (r = 0; r < b->runs; r++) {
+        for (s = 1; s <= SIM_STAGES; s++) {
+            if (sim_bench_wanted(b, s) && sim_bench_measure(b, r, s, errstr, len) != 0) {
+                sim_bench_progress(b, 0, 0, NULL);
+                return -1;
+            }
+        }
+    }
+    sim_bench_progress(b, 0, 0, NULL);
+    return 0;
+}
+
+static int lost_updates(const sim_bench *b)
+{
+    long long lost = 0;
+    int s;
+
+    for (s = 1; s <= SIM_STAGES; s++)
+        lost += sim_bench_wanted(b, s) ? sim_bench_lost(b, s) : 0;
+    return lost != 0;
+}
+
+int main(int argc, char **argv)
+{
+    static sim_bench b; /* the results of 20 runs: too big for the stack */
+    char why[ERR_LEN] = "", out[PATH_MAX + 32];
+    int rc;
+
+    if (parse(&b, argc, argv) != 0)
+        return 2;
+    atexit(sim_cluster_cleanup);
+    sim_cluster_cleanup_on_signal();
+    sim_client_cleanup_on_signal();
+    rc = setup(&b, why, sizeof(why));
+    if (rc == 0 && b.out == NULL) {
+        snprintf(out, sizeof(out), "%s/bench/bench.jsonl", b.build_dir);
+        b.out = out;
+    }
+    if (rc == 0)
+        rc = run_all(&b, why, sizeof(why));
+    if (rc == 0) {
+        sim_bench_print(&b, stdout);
+        rc = sim_bench_save(&b, why, sizeof(why));
+        if (rc == 0)
+            printf("\ndata: %s\n", b.out);
+    }
+    teardown(&b);
+    if (rc != 0) {
+        fprintf(stderr, "bench: %s\n", why);
+        return 1;
+    }
+    if (lost_updates(&b)) {
+        fprintf(stderr, "bench: a counter disagrees with its acquisitions: lost updates (see the table)\n");
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,150 @@
+/* bench: each stage of the lock against the Redis round-trip limit, and
+ * what waiting costs (make bench).
+ *
+ * Three files, one role: bench.c is the program (arguments, servers, CPU
+ * pinning, the runs), bench_measure.c measures one stage in one run,
+ * bench_report.c prints the table and writes the data file.
+ *
+ * For each run and each stage, in this order:
+ *
+ *   capture      one warm lock+unlock pair of the stage as the server saw
+ *                it. With slowlog-log-slower-than 0 the SLOWLOG keeps every
+ *                command with its client's address; Redis 7.0 also logs the
+ *                commands a script runs, from the address "?:0". The others
+ *                are what the client sent: the stage's round trips.
+ *   uncontended  those top-level commands replayed raw on one hiredis
+ *                connection of the same kind as the stage's (blocking, TCP
+ *                loopback) with no client logic: the limit. Alternating
+ *                with the replay, in slices, the stage's own client process
+ *                does as many pairs through dlock_acquire and dlock_release:
+ *                pairs per second, and the ratio to the limit.
+ *   contended    8 client processes on one key for a fixed window, each:
+ *                lock, GET + SET of a counter on the resource server,
+ *                unlock. From the history's CLOCK_MONOTONIC stamps:
+ *                acquisitions/s, handoffs, waits, how often the releaser
+ *                won again, the least and most served client. From the
+ *                servers: the counter against the acquisitions (lost
+ *                updates), INFO commandstats before and after (commands,
+ *                script-internal ones included) and the SLOWLOG again
+ *                (round trips: the top-level commands).
+ *
+ * Errors, hiredis-style: 0 or -1 with one line of reason in errstr. */
+#ifndef SIM_BENCH_H
+#define SIM_BENCH_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cluster.h"
+#include "scenarios.h"
+
+#define SIM_BENCH_RUNS_MAX 20     /* 20 runs take about 6 minutes */
+#define SIM_BENCH_CONTENDERS 8    /* contended client processes (the 8) */
+#define SIM_BENCH_LEASE_MS 10000  /* dlock_config_init's default lease */
+#define SIM_BENCH_RETRY_MS 10     /* dlock_config_init's default: what a user gets */
+#define SIM_BENCH_WAIT_MS 10000   /* a contended waiter's budget: far beyond the window */
+#define SIM_BENCH_WARM_MS 100     /* the first slice, not counted: connections, caches */
+#define SIM_BENCH_SLICE_MS 40     /* one slice of the replay; the stage then does as many pairs */
+#define SIM_BENCH_SLICES 16       /* alternating slices per run: 0.64 s of each */
+#define SIM_BENCH_WINDOW_MS 1500  /* the contended window, unless the history fills first */
+#define SIM_BENCH_SEQ_MAX 8       /* top-level commands in one pair (v4 sends 3) */
+#define SIM_BENCH_ARGS_MAX 16     /* arguments of one of them (v6's EVALSHA has 7) */
+
+/* Every figure the bench reports per stage and run. */
+enum {
+    SIM_BENCH_LIMIT,       /* pairs/s of the raw replay */
+    SIM_BENCH_SOLO,        /* pairs/s through the stage, one client */
+    SIM_BENCH_RATIO,       /* SOLO / LIMIT, slice by slice */
+    SIM_BENCH_ACQ_RATE,    /* contended acquisitions/s */
+    SIM_BENCH_RTT_ACQ,     /* requests the clients sent, per acquisition */
+    SIM_BENCH_CMDS_ACQ,    /* commands the server ran, per acquisition */
+    SIM_BENCH_HANDOFF_P50, /* ms from a release call to another client's acquire */
+    SIM_BENCH_HANDOFF_P99,
+    SIM_BENCH_WAIT_P50,    /* ms in one acquire call */
+    SIM_BENCH_WAIT_P99,
+    SIM_BENCH_WAIT_MAX,
+    SIM_BENCH_REWON,       /* share of lock changes that went back to the releaser */
+    SIM_BENCH_LEAST,       /* acquisitions of the least served client */
+    SIM_BENCH_MOST,        /* and of the most served one */
+    SIM_BENCH_FIGURES
+};
+
+/* One command as a client sent it (argv as SLOWLOG kept it). */
+typedef struct sim_bench_command {
+    int argc;
+    char *argv[SIM_BENCH_ARGS_MAX];
+    size_t len[SIM_BENCH_ARGS_MAX];
+} sim_bench_command;
+
+/* One lock+unlock pair of a stage, as the server saw it. */
+typedef struct sim_bench_pair {
+    int n;                 /* top-level commands: the pair's round trips */
+    int internal;          /* commands its scripts ran */
+    sim_bench_command cmd[SIM_BENCH_SEQ_MAX];
+} sim_bench_pair;
+
+/* One stage in one run. NAN where a figure has no sample. */
+typedef struct sim_bench_stage {
+    int done;                   /* measured (a --stage run skips the others) */
+    sim_bench_pair pair;
+    double fig[SIM_BENCH_FIGURES];
+    double cmd_rate[SIM_BENCH_SEQ_MAX]; /* each top-level command, per s of its own time */
+    double window_ms;           /* the contended window it got */
+    long long acquisitions;     /* contended, the tail after the window too */
+    long long counter;          /* the counter's final value */
+    long long round_trips;      /* contended top-level commands, all clients */
+    long long commands;         /* contended commandstats delta */
+    long busy, errors;          /* acquire calls that did not get the lock */
+} sim_bench_stage;
+
+typedef struct sim_bench {
+    int runs;
+    int only_stage;             /* 0 = all six */
+    const char *out;            /* the JSON-lines file */
+    char command_line[512];
+    char build_dir[PATH_MAX];   /* holds vN/client */
+    sim_cluster cl;             /* lock server (primary) and resource server */
+    redisContext *adm;          /* the lock server, on a connection named for us */
+    redisContext *res;          /* the resource server, the same */
+    int ncpu;                   /* CPUs we may run on */
+    char pinning[256];          /* what went where, in words */
+    char redis_version[32];
+    char date[40];
+    int sessions;               /* names each session's files */
+    sim_bench_stage result[SIM_BENCH_RUNS_MAX][SIM_STAGES];
+} sim_bench;
+
+/* ---- bench_measure.c ---- */
+
+/* Our connection to a server: named, so that every count leaves it out,
+ * and with keyspace events off (only the simulator's observer reads them,
+ * and each would cost a write a publish). NULL with errstr. */
+redisContext *sim_bench_connect(const sim_server *s, char *errstr, size_t len);
+
+/* Measures one stage in one run into b->result[run][stage - 1]. */
+int sim_bench_measure(sim_bench *b, int run, int stage, char *errstr, size_t len);
+
+/* Frees a pair's copied arguments. */
+void sim_bench_pair_free(sim_bench_pair *p);
+
+/* ---- bench_report.c ---- */
+
+/* 1 when the run measures this stage. */
+int sim_bench_wanted(const sim_bench *b, int stage);
+
+/* On a terminal, one line on stderr that says where the runs are; the
+ * next overwrites it, and what = NULL clears it. */
+void sim_bench_progress(const sim_bench *b, int run, int stage, const char *what);
+
+/* The header, the tables and the targets, from the medians of the runs. */
+void sim_bench_print(const sim_bench *b, FILE *f);
+
+/* Every figure of every run, and each stage's median, min and max, as
+ * JSON lines after a header line, to b->out. */
+int sim_bench_save(const sim_bench *b, char *errstr, size_t len);
+
+/* Acquisitions that the counter does not show (lost updates), all runs. */
+long long sim_bench_lost(const sim_bench *b, int stage);
+
+#endif
