@@ -45,6 +45,7 @@ typedef struct replay {
     int orphan_c, orphan_t;
     size_t orphan_invoke;
     int me_open;      /* the first overlap is found; its end is not */
+    int holding;      /* holds open now, one per holder: ME when 2 or more */
 } replay;
 
 static int64_t t_of(const replay *r, size_t i)
@@ -113,6 +114,7 @@ static void close_hold(replay *r, int c, int t, size_t i)
     const sim_me_evidence *me = &r->v->me;
 
     r->h[c][t].depth = 0;
+    r->holding--;
     if (r->me_open && ((me->a == c && me->a_thread == t) ||
                        (me->b == c && me->b_thread == t))) {
         r->v->me.to_ns = t_of(r, i);
@@ -336,15 +338,6 @@ static void key_event(replay *r, size_t i)
 
 /* ---- DL: giving up where waiting could never succeed ---------------------- */
 
-static int anyone_holds(const replay *r)
-{
-    for (int i = 0; i < SIM_CHECK_MAX_CLIENTS; i++)
-        for (int j = 0; j < SIM_CHECK_MAX_THREADS; j++)
-            if (r->h[i][j].depth > 0)
-                return 1;
-    return 0;
-}
-
 /* The crashed client that left the key: its owner if it crashed, else the
  * latest crash of a holder or of a client inside its acquire. */
 static int crashed_culprit(const replay *r)
@@ -369,7 +362,7 @@ static void check_deadlock(replay *r, int c, int t, size_t i)
     if (r->v->anomalies & SIM_ANOM_DL)
         return;
     if (h->depth == 0) {
-        if (!r->key.present || r->key.ttl || anyone_holds(r))
+        if (!r->key.present || r->key.ttl || r->holding > 0)
             return;
         if ((culprit = crashed_culprit(r)) == SIM_NO_CLIENT)
             return;
@@ -452,6 +445,7 @@ static void acquire_event(replay *r, int c, int t, size_t i)
         h->acquiring = 0;
         if (h->depth++ > 0)
             return;             /* re-entered: the same hold goes on */
+        r->holding++;
         h->ok = i;
         check_overlap(r, c, t, i);
         check_intruder(r, c, t, i);
@@ -549,8 +543,9 @@ static void check_damage(sim_verdict *v)
         v->anomalies |= SIM_ANOM_DAMAGE;
 }
 
+/* keys and holders, when not NULL, get the state after each event. */
 static void replay_all(const sim_event *ev, size_t n, sim_verdict *v,
-                       sim_key_state *trace)
+                       sim_key_state *keys, int *holders)
 {
     static const sim_key_state no_key = { 0, 0, SIM_NO_CLIENT, 0 };
     replay r;
@@ -563,8 +558,10 @@ static void replay_all(const sim_event *ev, size_t n, sim_verdict *v,
     r.key = no_key;
     for (size_t i = 0; i < n; i++) {
         step(&r, i, &have_initial, &have_final);
-        if (trace != NULL)
-            trace[i] = r.key;
+        if (keys != NULL)
+            keys[i] = r.key;
+        if (holders != NULL)
+            holders[i] = r.holding;
     }
     if (n > 0) {
         v->start_ns = ev[0].t_ns;
@@ -579,7 +576,7 @@ static void replay_all(const sim_event *ev, size_t n, sim_verdict *v,
 
 unsigned sim_check(const sim_event *ev, size_t n, sim_verdict *v)
 {
-    replay_all(ev, n, v, NULL);
+    replay_all(ev, n, v, NULL, NULL);
     return v->anomalies;
 }
 
@@ -587,7 +584,14 @@ void sim_check_key_trace(const sim_event *ev, size_t n, sim_key_state *out)
 {
     sim_verdict v;
 
-    replay_all(ev, n, &v, out);
+    replay_all(ev, n, &v, out, NULL);
+}
+
+void sim_check_holders_trace(const sim_event *ev, size_t n, int *out)
+{
+    sim_verdict v;
+
+    replay_all(ev, n, &v, NULL, out);
 }
 
 int sim_check_failpoint_fired(const sim_event *ev, size_t n, const char *name)

@@ -9,6 +9,8 @@
  *   unsigned    sim_check(const sim_event *ev, size_t n, sim_verdict *v);
  *   void        sim_check_key_trace(const sim_event *ev, size_t n,
  *                                   sim_key_state *out);
+ *   void        sim_check_holders_trace(const sim_event *ev, size_t n,
+ *                                       int *out);
  *   int         sim_check_failpoint_fired(const sim_event *ev, size_t n,
  *                                         const char *name);
  *   const char *sim_anomaly_name(unsigned anomaly);
@@ -142,6 +144,11 @@ unsigned sim_check(const sim_event *ev, size_t n, sim_verdict *v);
 /* The key's state after each event, as the checker tracks it: out must
  * hold n entries. The report draws the key's lane from it. */
 void sim_check_key_trace(const sim_event *ev, size_t n, sim_key_state *out);
+
+/* How many holders held the lock after each event, by ME's rule (a paused
+ * holder still holds): out must hold n entries. The report marks every
+ * moment two or more held it, not only ME's first overlap. */
+void sim_check_holders_trace(const sim_event *ev, size_t n, int *out);
 
 /* 1 when a failpoint event named name ("acquire.after_setnx", matching the
  * detail "<name>=<action>") is in the history; name NULL or "": any. */

@@ -355,19 +355,26 @@ static char key_symbol(const sim_key_state *k)
     return k->ttl ? letter(k->owner) : (char)(letter(k->owner) - 'A' + 'a');
 }
 
-/* Each event's key state lasts until the next event; a later state
- * overwrites an earlier one in a shared column (the column's last word). */
+/* The columns from event i to the next one: the checker's state after
+ * an event lasts that long. Later events overwrite earlier ones in a
+ * shared column (the column's last word). */
+static void fill_after(const timeline *tl, char *lane, const sim_event *ev,
+                       size_t n, size_t i, char ch)
+{
+    int64_t until = i + 1 < n ? ev[i + 1].t_ns : ev[i].t_ns;
+
+    for (int c = col(tl, ev[i].t_ns); c <= col(tl, until); c++)
+        lane[c] = ch;
+}
+
 static void draw_key(timeline *tl, const sim_event *ev, size_t n,
                      const sim_key_state *trace)
 {
     memset(tl->key, ' ', COLS);
     memset(tl->key, '-', (size_t)col(tl, tl->end) + 1);
-    for (size_t i = 0; i < n; i++) {
-        int64_t until = i + 1 < n ? ev[i + 1].t_ns : ev[i].t_ns;
-
-        for (int c = col(tl, ev[i].t_ns); c <= col(tl, until); c++)
-            tl->key[c] = trace != NULL ? key_symbol(&trace[i]) : '?';
-    }
+    for (size_t i = 0; i < n; i++)
+        fill_after(tl, tl->key, ev, n, i,
+                   trace != NULL ? key_symbol(&trace[i]) : '?');
     /* The moment the old primary's keys were lost, drawn over the key. */
     for (size_t i = 0; i < n; i++)
         if (ev[i].type == SIM_EV_FAILOVER &&
@@ -377,15 +384,30 @@ static void draw_key(timeline *tl, const sim_event *ev, size_t n,
         }
 }
 
-/* Where the verdict's first evidence lies: ! both held, * foreign delete,
- * D gave up in a deadlock. */
-static int draw_marks(timeline *tl, const sim_verdict *v)
+/* Every moment two or more held the lock, not only ME's first overlap:
+ * in a late-DEL run the holder let in by the delete overlaps too.
+ * holders is the checker's count after each event (NULL: out of memory,
+ * so the first overlap alone). */
+static void draw_overlaps(timeline *tl, const sim_event *ev, size_t n,
+                          const int *holders, const sim_verdict *v)
+{
+    if (holders == NULL)
+        for (int c = col(tl, v->me.from_ns); c <= col(tl, v->me.to_ns); c++)
+            tl->marks[c] = '!';
+    for (size_t i = 0; holders != NULL && i < n; i++)
+        if (holders[i] >= 2)
+            fill_after(tl, tl->marks, ev, n, i, '!');
+}
+
+/* Where the verdict's evidence lies: ! two holders at once, * the first
+ * foreign delete, D the first give-up in a deadlock. */
+static int draw_marks(timeline *tl, const sim_event *ev, size_t n,
+                      const int *holders, const sim_verdict *v)
 {
     if (v == NULL || (v->anomalies & SIM_ANOM_CELLS) == 0)
         return 0;
     if (v->anomalies & SIM_ANOM_ME)
-        for (int c = col(tl, v->me.from_ns); c <= col(tl, v->me.to_ns); c++)
-            tl->marks[c] = '!';
+        draw_overlaps(tl, ev, n, holders, v);
     if (v->anomalies & SIM_ANOM_MD)
         tl->marks[col(tl, v->md.at_ns)] = '*';
     if (v->anomalies & SIM_ANOM_DL)
@@ -469,16 +491,20 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
                          int64_t t0_ns, int clients, const sim_verdict *v)
 {
     timeline tl;
-    sim_key_state *trace = malloc((n ? n : 1) * sizeof(*trace));
+    sim_key_state *keys = malloc((n ? n : 1) * sizeof(*keys));
+    int *holders = malloc((n ? n : 1) * sizeof(*holders));
     int marks;
 
     init_timeline(&tl, ev, n, t0_ns, clients);
-    if (trace != NULL)
-        sim_check_key_trace(ev, n, trace);
+    if (keys != NULL)
+        sim_check_key_trace(ev, n, keys);
+    if (holders != NULL)
+        sim_check_holders_trace(ev, n, holders);
     draw_clients(&tl, ev, n);
-    draw_key(&tl, ev, n, trace);
-    free(trace);
-    marks = draw_marks(&tl, v);
+    draw_key(&tl, ev, n, keys);
+    marks = draw_marks(&tl, ev, n, holders, v);
+    free(keys);
+    free(holders);
     draw_axis(out, &tl);
     for (int c = 0; c < tl.lanes; c++) {
         char label[LABEL + 1];

@@ -952,6 +952,41 @@ START_TEST(test_report_run_and_timeline)
 }
 END_TEST
 
+/* The anomaly lane's symbol in a column of the last timeline printed
+ * (blank past the lane's end, which is trimmed). */
+static char anomaly_mark(int column)
+{
+    const char *lane = strstr(printed, "\nanomaly     ");
+    size_t len;
+
+    ck_assert_msg(lane != NULL, "the timeline has no anomaly lane:\n%s",
+                  printed);
+    lane += strlen("\nanomaly     ");
+    len = strcspn(lane, "\n");
+    return (size_t)column < len ? lane[column] : ' ';
+}
+
+START_TEST(test_report_marks_every_overlap)
+{
+    FILE *out;
+
+    late_delete_story();      /* 1300 ms: 25 ms a column */
+    check();
+    out = capture();
+    sim_report_timeline(out, s.ev, s.n, 0, 3, &v);
+    fclose(out);
+    ck_assert_msg(anomaly_mark(500 / 25) == '!', "A and B both held the "
+                  "lock at 500 ms, but the anomaly lane does not say so:\n%s",
+                  printed);
+    ck_assert_msg(anomaly_mark(930 / 25) == ' ', "only B held the lock at "
+                  "930 ms, but the anomaly lane marks it:\n%s", printed);
+    ck_assert_msg(anomaly_mark(1100 / 25) == '!', "B and C both held the "
+                  "lock at 1100 ms, after A's delete, but the anomaly lane "
+                  "does not say so:\n%s", printed);
+    assert_narrow();
+}
+END_TEST
+
 START_TEST(test_report_key_without_ttl)
 {
     FILE *out;
@@ -1063,6 +1098,7 @@ Suite *report_suite(void)
     tcase_add_checked_fixture(matrix, NULL, free_printed);
     tcase_add_test(run, test_report_sentences);
     tcase_add_test(run, test_report_run_and_timeline);
+    tcase_add_test(run, test_report_marks_every_overlap);
     tcase_add_test(run, test_report_key_without_ttl);
     tcase_add_test(run, test_report_failover_mark);
     tcase_add_test(run, test_report_fault_not_reachable);
