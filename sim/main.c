@@ -31,7 +31,6 @@
 
 #define MIN_LEASE_MS 100   /* below this the scenarios' margins drown in noise */
 #define MAX_LEASE_MS 10000 /* above this a demo takes hours */
-#define EVIDENCE_LEN 512
 #define CELLS (SIM_STAGES * 16)
 
 typedef struct options {
@@ -235,7 +234,7 @@ static void progress(int done, int total, int stage, const char *scenario)
 static int cmd_demo(const options *o)
 {
     static sim_matrix_cell cells[CELLS];
-    static char evidence[CELLS][EVIDENCE_LEN];
+    static sim_verdict verdicts[CELLS];   /* each cell's evidence */
     size_t i, total = sim_scenario_count() * SIM_STAGES, n = 0;
     int stage, matched;
 
@@ -244,18 +243,16 @@ static int cmd_demo(const options *o)
 
         for (stage = 1; stage <= SIM_STAGES; stage++, n++) {
             sim_run run;
-            sim_verdict v;
 
             progress((int)n, (int)total, stage, s->name);
-            if (play(o, stage, s, &run, &v) != 0) {
+            if (play(o, stage, s, &run, &verdicts[n]) != 0) {
                 progress(0, 0, 0, NULL);
                 return 1;
             }
-            sim_report_evidence(evidence[n], EVIDENCE_LEN, &v, run.t0_ns);
-            cells[n] = (sim_matrix_cell){ s->name, stage, v.anomalies,
+            cells[n] = (sim_matrix_cell){ s->name, stage, verdicts[n].anomalies,
                                           sim_scenario_expected(s, stage),
                                           run.failpoint_armed && !run.failpoint_fired,
-                                          evidence[n] };
+                                          &verdicts[n], run.t0_ns };
             sim_run_free(&run);
         }
     }

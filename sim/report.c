@@ -2,7 +2,8 @@
  *
  * Students read this on a projector, so it favours sentences with names
  * and times over codes, and a timeline whose few symbols a legend explains
- * right under it. Everything fits in 72 columns. */
+ * right under it. Everything fits in 72 columns except the matrix's
+ * evidence, one line per anomaly in 78 (an 80-column terminal). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,8 @@ static const char *plural(long long n, const char *one, const char *many)
     return n == 1 || n == -1 ? one : many;
 }
 
-static void put_wrapped(FILE *out, const char *text, int at, int hang);
+static void put_wrapped(FILE *out, const char *text, int at, int hang,
+                        int width);
 
 /* ---- sentences ----------------------------------------------------------- */
 
@@ -105,6 +107,55 @@ static void dl_sentence(char *buf, size_t len, const sim_verdict *v,
                  : "while holding the lock");
 }
 
+/* ---- the same evidence in short, for the matrix ------------------------- */
+
+/* "A and B held the lock at once in [762 ms, 910 ms]". */
+static void me_brief(char *buf, size_t len, const sim_verdict *v, int64_t t0)
+{
+    const sim_me_evidence *me = &v->me;
+    char a[16], b[16];
+
+    snprintf(buf, len, "%s and %s held the lock at once in [%ld ms, %ld ms]",
+             who(a, sizeof(a), me->a, me->a_thread),
+             who(b, sizeof(b), me->b, me->b_thread), ms(me->from_ns, t0),
+             ms(me->to_ns, t0));
+}
+
+/* "A deleted B's lock at 910 ms; C got in at 914 ms". */
+static void md_brief(char *buf, size_t len, const sim_verdict *v, int64_t t0)
+{
+    const sim_md_evidence *md = &v->md;
+    char x[16], y[16], z[16], then[SENTENCE / 2] = "";
+
+    who(y, sizeof(y), md->owner, md->owner_thread);
+    if (md->intruder != SIM_NO_CLIENT)
+        snprintf(then, sizeof(then), "; %s got in at %ld ms",
+                 who(z, sizeof(z), md->intruder, md->intruder_thread),
+                 ms(md->intruder_ns, t0));
+    if (md->deleter == SIM_NO_CLIENT)
+        snprintf(buf, len, "%s's lock was deleted at %ld ms, nobody "
+                 "releasing%s", y, ms(md->at_ns, t0), then);
+    else
+        snprintf(buf, len, "%s deleted %s's lock at %ld ms%s",
+                 who(x, sizeof(x), md->deleter, md->deleter_thread), y,
+                 ms(md->at_ns, t0), then);
+}
+
+/* "B gave up at 1310 ms: crashed A's key had no TTL". */
+static void dl_brief(char *buf, size_t len, const sim_verdict *v, int64_t t0)
+{
+    const sim_dl_evidence *dl = &v->dl;
+    char w[16];
+
+    who(w, sizeof(w), dl->waiter, dl->waiter_thread);
+    if (dl->self)
+        snprintf(buf, len, "%s gave up at %ld ms waiting for the lock it "
+                 "held", w, ms(dl->busy_ns, t0));
+    else
+        snprintf(buf, len, "%s gave up at %ld ms: crashed %c's key had no "
+                 "TTL", w, ms(dl->busy_ns, t0), letter(dl->crashed));
+}
+
 /* "stock 100 -> 98 after 3 sales: 1 update lost". */
 static void stock_sentence(char *buf, size_t len, const sim_verdict *v)
 {
@@ -140,16 +191,28 @@ static void damage_sentence(char *buf, size_t len, const sim_verdict *v,
     stock_sentence(buf, len, v);
 }
 
+/* The numbers, in parentheses: they back the anomalies above them. */
+static void damage_brief(char *buf, size_t len, const sim_verdict *v,
+                         int64_t t0)
+{
+    char s[SENTENCE];
+
+    (void)t0;
+    stock_sentence(s, sizeof(s), v);
+    snprintf(buf, len, "(%s)", s);
+}
+
 /* The anomalies in the order the report tells them. */
 static const struct {
     unsigned bit;
     const char *heading;  /* what the sentence proves */
-    sentence_fn *say;
+    sentence_fn *say;     /* the sentence of a run's verdict */
+    sentence_fn *brief;   /* the matrix's line: short, names as letters */
 } told[] = {
-    { SIM_ANOM_ME, "mutual exclusion lost", me_sentence },
-    { SIM_ANOM_MD, "lock deleted by a non-owner", md_sentence },
-    { SIM_ANOM_DL, "deadlock", dl_sentence },
-    { SIM_ANOM_DAMAGE, "resource damaged", damage_sentence },
+    { SIM_ANOM_ME, "mutual exclusion lost", me_sentence, me_brief },
+    { SIM_ANOM_MD, "lock deleted by a non-owner", md_sentence, md_brief },
+    { SIM_ANOM_DL, "deadlock", dl_sentence, dl_brief },
+    { SIM_ANOM_DAMAGE, "resource damaged", damage_sentence, damage_brief },
 };
 #define TOLD (sizeof(told) / sizeof(told[0]))
 
@@ -188,7 +251,7 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, int64_t t0_ns)
         else
             snprintf(line, sizeof(line), "%s: %s", told[i].heading, s);
         fputs("  ", out);
-        put_wrapped(out, line, 2, 4);
+        put_wrapped(out, line, 2, 4, WIDTH);
     }
     if ((v->anomalies & SIM_ANOM_CELLS) == 0)
         fprintf(out, "  no anomaly: one holder at a time, no lock deleted by "
@@ -207,7 +270,7 @@ void sim_report_title(FILE *out, const sim_run_info *run)
              run->stage[0] ? run->stage : "?",
              run->scenario[0] ? run->scenario : "?", run->what[0] ? ": " : "",
              run->what, run->lease_ms, run->seed);
-    put_wrapped(out, line, 0, 4);
+    put_wrapped(out, line, 0, 4, WIDTH);
 }
 
 /* ---- the timeline -------------------------------------------------------- */
@@ -594,8 +657,9 @@ static void matrix_row(FILE *out, const sim_matrix_cell *cells, size_t n,
 }
 
 /* Prints text from column at on (the caller is there already), wrapping
- * at WIDTH; a continued line starts at column hang. */
-static void put_wrapped(FILE *out, const char *text, int at, int hang)
+ * at width; a continued line starts at column hang. */
+static void put_wrapped(FILE *out, const char *text, int at, int hang,
+                        int width)
 {
     int start = at;
 
@@ -606,7 +670,7 @@ static void put_wrapped(FILE *out, const char *text, int at, int hang)
         if (strncmp(text + word, " ms", 3) == 0)
             word += 3 + (int)strcspn(text + word + 3, " ");
 
-        if (at > start && at + 1 + word > WIDTH) {
+        if (at > start && at + 1 + word > width) {
             fprintf(out, "\n%*s", hang, "");
             at = start = hang;
         } else if (at > start) {
@@ -621,20 +685,43 @@ static void put_wrapped(FILE *out, const char *text, int at, int hang)
     fputc('\n', out);
 }
 
+#define EVIDENCE_LABEL 22  /* "v1 crash-mid-acquire" and a gap */
+#define EVIDENCE_CODE 4    /* "ME" and a gap */
+#define EVIDENCE_WIDTH 78  /* room for the longest line of text (52) */
+
+/* One line of a cell's evidence: its label (blank after the first line),
+ * a code, and the text, wrapped under itself if it must. */
+static void evidence_line(FILE *out, const char *label, const char *code,
+                          const char *text)
+{
+    /* A blank after each field, even a label too long for its column. */
+    int at = fprintf(out, "%-*s %-*s ", EVIDENCE_LABEL - 1, label,
+                     EVIDENCE_CODE - 1, code);
+
+    put_wrapped(out, text, at, at, EVIDENCE_WIDTH);
+}
+
+/* A cell's anomalies, one short line each, the stock's numbers under
+ * them, and "!" when the cell differs from the answer key. */
 static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
 {
-    char line[1024], want[32];
-    int has = c->evidence != NULL && c->evidence[0] != '\0';
+    char label[SIM_NAME_LEN + 8], text[SENTENCE], want[32];
 
-    if (!has && cell_matches(c))
-        return;
-    sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
-    snprintf(line, sizeof(line), "v%d %s: %s%s%s%s", c->stage, c->scenario,
-             has ? c->evidence : "", has && !cell_matches(c) ? "; " : "",
-             cell_matches(c) ? "" : "differs from the answer key, which says ",
-             cell_matches(c) ? "" : want);
-    fputs("  ", out);
-    put_wrapped(out, line, 2, 6);
+    snprintf(label, sizeof(label), "v%d %s", c->stage, c->scenario);
+    for (size_t i = 0; c->verdict != NULL && i < TOLD; i++) {
+        if (!(c->verdict->anomalies & told[i].bit))
+            continue;
+        told[i].brief(text, sizeof(text), c->verdict, c->t0_ns);
+        evidence_line(out, label, told[i].bit & SIM_ANOM_CELLS ?
+                      sim_anomaly_name(told[i].bit) : "", text);
+        label[0] = '\0';
+    }
+    if (!cell_matches(c)) {
+        sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
+        snprintf(text, sizeof(text), "differs from the answer key, which "
+                 "says %s", want);
+        evidence_line(out, label, "!", text);
+    }
 }
 
 static void matrix_legend(FILE *out)

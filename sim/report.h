@@ -40,7 +40,8 @@ typedef struct sim_matrix_cell {
     unsigned observed;     /* SIM_ANOM_* bits found; the cell shows ME MD DL */
     unsigned expected;     /* SIM_ANOM_* bits of the answer key */
     int unreachable;       /* the scenario's failpoint is not in this stage */
-    const char *evidence;  /* one line (sim_report_evidence); NULL or "" */
+    const sim_verdict *verdict; /* its evidence; NULL: none */
+    int64_t t0_ns;         /* the run's start, for the evidence's times */
 } sim_matrix_cell;
 
 /* One run, in order: the title; "fault not reachable: this stage has no
@@ -62,16 +63,19 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, int64_t t0_ns);
 void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
                          int64_t t0_ns, int clients, const sim_verdict *v);
 
-/* Every anomaly's first evidence as one line, "; " between anomalies,
- * "" when there is none: the evidence of a matrix cell. */
+/* Every anomaly's first evidence in the sentences of a run's verdict, on
+ * one line, "; " between anomalies, "" when there is none: for a message
+ * that must stand alone, such as a failed test's. */
 void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
                          int64_t t0_ns);
 
 /* The fault matrix: rows = scenarios in order of first appearance,
  * columns v1..v6, each cell's anomalies ("ME MD", "DL", "-"), "!" before
  * a cell that differs from the answer key, "(-)" for a fault the stage
- * cannot reach; then each cell's evidence under the table, and the last
- * line "54/54 cells match the answer key". Returns the matching count. */
+ * cannot reach; then each cell's evidence under the table, one short line
+ * per anomaly (78 columns at most), the stock's numbers under them; and
+ * the last line "54/54 cells match the answer key". Returns the matching
+ * count. */
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n);
 
 #endif
