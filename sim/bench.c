@@ -178,7 +178,7 @@ static int parse(sim_bench *b, int argc, char **argv)
 /* build/ (or build/sanitize/): where this program's dir and vN/ are. */
 static int find_build_dir(sim_bench *b, char *errstr, size_t len)
 {
-    char self[PATH_MAX], program[PATH_MAX + 16];
+    char self[PATH_MAX], program[PATH_MAX + 32];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     int s;
 

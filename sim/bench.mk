@@ -33,3 +33,29 @@ bench-build: $(BENCH_PROGRAM) $(SIM_CLIENTS)
 bench: check-deps
 	@$(MAKE) --no-print-directory bench-build
 	@$(BENCH_PROGRAM) --runs $(runs) $(if $(stage),--stage $(stage)) --out $(BENCH_DATA)
+
+# make bench-test: the bench's structure, never its speed. Bad arguments
+# get one line and exit 2; one run of v5 writes a data file with a header,
+# the run and the summary, in which the counter matches the acquisitions
+# and the capture tells v5's two round trips (SET, EVALSHA) from the four
+# commands the server ran (its script's GET and DEL too).
+BENCH_TEST_DATA := $(BUILD)/bench/bench-test.jsonl
+
+.PHONY: bench-test
+bench-test: check-deps
+	@$(MAKE) --no-print-directory bench-build
+	@for args in "--runs abc" "--runs 0" "--stage 7" "--bogus 1"; do \
+	    out=$$($(BENCH_PROGRAM) $$args 2>&1); rc=$$?; \
+	    if [ $$rc -ne 2 ] || [ $$(printf '%s\n' "$$out" | wc -l) -ne 1 ]; then \
+	        echo "bench-test: '$$args' gave exit $$rc and: $$out; expected exit 2 and one line"; exit 1; fi; \
+	done
+	@$(BENCH_PROGRAM) --runs 1 --stage 5 --out $(BENCH_TEST_DATA) >/dev/null || \
+	    { echo "bench-test: bench --runs 1 --stage 5 failed"; exit 1; }
+	@test $$(wc -l <$(BENCH_TEST_DATA)) -eq 3 || \
+	    { echo "bench-test: $(BENCH_TEST_DATA): expected 3 lines (header, run, summary)"; exit 1; }
+	@for want in '"counter_ok":true' '"round_trips_per_pair":2,' '"commands_per_pair":4,' \
+	             '"busy":0,' '"errors":0}'; do \
+	    grep -q "$$want" $(BENCH_TEST_DATA) || \
+	        { echo "bench-test: $(BENCH_TEST_DATA) lacks $$want"; exit 1; }; \
+	done
+	@echo "bench-test: arguments, data file, counter and v5's round trips: ok"

@@ -95,18 +95,22 @@ static double median(double *v, int n)
 static redisReply *ask(redisContext *c, char *errstr, size_t len,
                        const char *fmt, ...)
 {
+    char text[96];
     redisReply *r;
-    va_list ap;
+    va_list ap, again;
 
     va_start(ap, fmt);
+    va_copy(again, ap);
+    vsnprintf(text, sizeof(text), fmt, again); /* the command, for the error */
+    va_end(again);
     r = redisvCommand(c, fmt, ap);
     va_end(ap);
     if (r == NULL) {
-        error(errstr, len, "%s: %s", fmt, c->errstr);
+        error(errstr, len, "%s: %s", text, c->errstr);
         return NULL;
     }
     if (r->type == REDIS_REPLY_ERROR) {
-        error(errstr, len, "%s: %s", fmt, r->str);
+        error(errstr, len, "%s: %s", text, r->str);
         freeReplyObject(r);
         return NULL;
     }
@@ -268,7 +272,7 @@ static void fill_control(sim_bench *b, session *s, int kind)
 static int session_start(sim_bench *b, session *s, int stage, int kind, int n,
                          char *errstr, size_t len)
 {
-    char program[PATH_MAX + 16];
+    char program[PATH_MAX + 32];
     int i, id = ++b->sessions;
 
     memset(s, 0, sizeof(*s));
@@ -397,8 +401,9 @@ static void session_end(session *s)
 }
 
 /* Hands an uncontended client a batch of n pairs and waits until it has
- * done them; *ns gets the time the client took, measured by itself. Our
- * polling wakes this CPU once a millisecond: about 0.3% of a batch. */
+ * done them; *ns gets the time the client took, measured by itself. We
+ * look once a millisecond, as the idle client does during our replay, so
+ * each side's slices bear the same small cost of the other's polling. */
 static int batch(session *s, long long n, int64_t *ns, char *errstr, size_t len)
 {
     sim_client_slot *slot = &s->ctl->client[0];

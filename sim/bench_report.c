@@ -170,6 +170,9 @@ static void print_header(const sim_bench *b, FILE *f)
     fprintf(f, "software  redis-server %s, hiredis %d.%d.%d; lock and resource servers on TCP loopback\n",
             b->redis_version, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
     fprintf(f, "date      %s\n", b->date);
+#if defined(__SANITIZE_ADDRESS__)
+    fprintf(f, "build     SANITIZE=1 (ASan, UBSan): these figures measure the sanitizers, not the stages\n");
+#endif
     fprintf(f, "config    lease %d ms; retry_ms %d (v1-v5 poll: the pause between tries); "
                "contended wait budget %d ms\n",
             SIM_BENCH_LEASE_MS, SIM_BENCH_RETRY_MS, SIM_BENCH_WAIT_MS);
@@ -187,14 +190,14 @@ static void print_uncontended(const sim_bench *b, FILE *f)
                "through dlock_acquire + dlock_release, alternating with the replay in %d ms slices.\n"
                "ratio: stage / limit, slice by slice. cmds: what the server ran, scripts' included.\n",
             SIM_BENCH_SLICE_MS);
-    fprintf(f, "%-22s %-25s %4s  %-14s %-14s %s\n", "stage", "round trips per pair",
+    fprintf(f, "%-22s %-24s %4s  %-14s %-14s %s\n", "stage", "round trips per pair",
             "cmds", "limit pairs/s", "stage pairs/s", "ratio");
     for (s = 1; s <= SIM_STAGES; s++) {
         const sim_bench_pair *p = &b->result[0][s - 1].pair;
 
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-25s %4d  %-14s %-14s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-24s %4d  %-14s %-14s %s\n", sim_scenario_stage_name(s),
                 pair_text(p, trips, sizeof(trips)), p->n + p->internal,
                 cell(b, s, SIM_BENCH_LIMIT, 'g', c1, sizeof(c1)),
                 cell(b, s, SIM_BENCH_SOLO, 'g', c2, sizeof(c2)),
@@ -259,13 +262,13 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
                "the lock server (SLOWLOG, top-level); commands: what it ran (INFO commandstats,\n"
                "scripts' included); lost updates: acquisitions the counter does not show.\n",
             SIM_BENCH_CONTENDERS, SIM_BENCH_WINDOW_MS);
-    fprintf(f, "%-22s %-16s %-16s %-16s %s\n", "stage", "acquisitions/s",
+    fprintf(f, "%-22s %-15s %-16s %-15s %s\n", "stage", "acquisitions/s",
             "round trips/acq", "commands/acq", "lost updates");
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
         snprintf(lost, sizeof(lost), "%lld", sim_bench_lost(b, s));
-        fprintf(f, "%-22s %-16s %-16s %-16s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-15s %-16s %-15s %s\n", sim_scenario_stage_name(s),
                 cell(b, s, SIM_BENCH_ACQ_RATE, 'g', c1, sizeof(c1)),
                 cell(b, s, SIM_BENCH_RTT_ACQ, 'f', c2, sizeof(c2)),
                 cell(b, s, SIM_BENCH_CMDS_ACQ, 'f', c3, sizeof(c3)), lost);
@@ -274,27 +277,41 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
 
 static void print_contended_wait(const sim_bench *b, FILE *f)
 {
-    char c[8][48];
+    char c[5][48];
     int s;
 
-    fprintf(f, "\nWaiting, same windows, in ms. handoff: a release call to another client's acquire\n"
-               "returning; wait: one acquire call; re-won: lock changes that went back to the\n"
-               "client that released; least/most: acquisitions of the least and most served client.\n");
-    fprintf(f, "%-22s %-10s %-10s %-10s %-10s %-10s %-11s %s\n", "stage", "handoff50",
-            "handoff99", "wait50", "wait99", "wait max", "re-won", "least/most");
+    fprintf(f, "\nWaiting, same windows, in ms. handoff: one client's release call to another\n"
+               "client's acquire returning; wait: one acquire call, from call to return.\n");
+    fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", "stage", "handoff p50",
+            "handoff p99", "wait p50", "wait p99", "wait max");
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-10s %-10s %-10s %-10s %-10s %-11s %s / %s\n",
-                sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", sim_scenario_stage_name(s),
                 cell(b, s, SIM_BENCH_HANDOFF_P50, 'm', c[0], 48),
                 cell(b, s, SIM_BENCH_HANDOFF_P99, 'm', c[1], 48),
                 cell(b, s, SIM_BENCH_WAIT_P50, 'm', c[2], 48),
                 cell(b, s, SIM_BENCH_WAIT_P99, 'm', c[3], 48),
-                cell(b, s, SIM_BENCH_WAIT_MAX, 'm', c[4], 48),
-                cell(b, s, SIM_BENCH_REWON, '%', c[5], 48),
-                cell(b, s, SIM_BENCH_LEAST, 'g', c[6], 48),
-                cell(b, s, SIM_BENCH_MOST, 'g', c[7], 48));
+                cell(b, s, SIM_BENCH_WAIT_MAX, 'm', c[4], 48));
+    }
+}
+
+static void print_fairness(const sim_bench *b, FILE *f)
+{
+    char c[3][48];
+    int s;
+
+    fprintf(f, "\nFairness, same windows. re-won: the lock changes that went back to the client\n"
+               "that had just released it; least/most: acquisitions of the least and the most\n"
+               "served of the %d clients in the window.\n", SIM_BENCH_CONTENDERS);
+    fprintf(f, "%-22s %-12s %-12s %s\n", "stage", "re-won", "least", "most");
+    for (s = 1; s <= SIM_STAGES; s++) {
+        if (!sim_bench_wanted(b, s))
+            continue;
+        fprintf(f, "%-22s %-12s %-12s %s\n", sim_scenario_stage_name(s),
+                cell(b, s, SIM_BENCH_REWON, '%', c[0], 48),
+                cell(b, s, SIM_BENCH_LEAST, 'g', c[1], 48),
+                cell(b, s, SIM_BENCH_MOST, 'g', c[2], 48));
     }
 }
 
@@ -312,7 +329,7 @@ static void target_ratio(const sim_bench *b, FILE *f)
         double r = med(b, s, SIM_BENCH_RATIO);
 
         if (sim_bench_wanted(b, s) && r < 0.9) {
-            fprintf(f, "%sMISSED by %s (%.2f)", missed ? "; " : "", sim_scenario_stage_name(s), r);
+            fprintf(f, "%sMISSED by %s (%.3f)", missed ? "; " : "", sim_scenario_stage_name(s), r);
             missed++;
         }
     }
@@ -379,6 +396,7 @@ void sim_bench_print(const sim_bench *b, FILE *f)
     print_commands(b, f);
     print_contended_cost(b, f);
     print_contended_wait(b, f);
+    print_fairness(b, f);
     print_targets(b, f);
 }
 
