@@ -55,7 +55,7 @@
 enum {
     SIM_BENCH_LIMIT,       /* pairs/s of the raw replay */
     SIM_BENCH_SOLO,        /* pairs/s through the stage, one client */
-    SIM_BENCH_RATIO,       /* SOLO / LIMIT, slice by slice */
+    SIM_BENCH_RATIO,       /* SOLO / LIMIT in the same slice, median of the slices */
     SIM_BENCH_ACQ_RATE,    /* contended acquisitions/s */
     SIM_BENCH_RTT_ACQ,     /* requests the clients sent, per acquisition */
     SIM_BENCH_CMDS_ACQ,    /* commands the server ran, per acquisition */

@@ -625,7 +625,8 @@ static int replay(redisContext *c, const sim_bench_pair *t, long ms, long long *
 /* Each slice's rates, and the time each command took in all of them. */
 typedef struct slices {
     int n;
-    double replay[SIM_BENCH_SLICES], stage[SIM_BENCH_SLICES], ratio[SIM_BENCH_SLICES]; /* pairs/s; stage/replay */
+    double replay[SIM_BENCH_SLICES], stage[SIM_BENCH_SLICES]; /* pairs/s */
+    double ratio[SIM_BENCH_SLICES];   /* stage / replay, slice by slice */
     long long pairs;
     int64_t cmd_ns[SIM_BENCH_SEQ_MAX];
 } slices;
@@ -652,7 +653,8 @@ static int slice(redisContext *c, session *s, const sim_bench_pair *t, long ms,
  * raw on a connection like the stage's, then the same number of pairs by
  * the stage's own client, and again. A slow stretch of the machine (on a
  * virtual machine a slice now and then runs at a fifth of the speed)
- * hits one slice of one side: the medians of the slices leave it out. */
+ * skews a slice or two: the medians leave them out. The ratio is taken
+ * slice by slice, so a drift slower than a slice cancels in it. */
 static int uncontended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
 {
     redisContext *c = sim_server_connect(&b->cl.primary, TIMEOUT_MS, errstr, len);
