@@ -110,9 +110,10 @@ static int pin(sim_bench *b, char *errstr, size_t len)
     CPU_SET(first, &servers);
     CPU_CLR(first, &clients);
     if (pin_process(b->cl.primary.pid, &servers, errstr, len) != 0 ||
-        pin_process(b->cl.resource.pid, &servers, errstr, len) != 0 ||
-        sched_setaffinity(0, sizeof(clients), &clients) != 0)
-        return errstr[0] ? -1 : error(errstr, len, "pin: %s", strerror(errno));
+        pin_process(b->cl.resource.pid, &servers, errstr, len) != 0)
+        return -1;
+    if (sched_setaffinity(0, sizeof(clients), &clients) != 0)
+        return error(errstr, len, "pin the bench: %s", strerror(errno));
     cpus_text(&servers, s, sizeof(s));
     cpus_text(&clients, c, sizeof(c));
     snprintf(b->pinning, sizeof(b->pinning),

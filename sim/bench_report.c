@@ -1,8 +1,10 @@
 /* bench_report: the table, the targets and the data file. See bench.h.
  *
- * Every figure printed is the median of the runs; a "±x%" after it is half
- * the spread (max - min) of the runs, in % of the median. The data file has
- * every run. */
+ * Every figure printed is the median of the runs, except the uncontended
+ * limit, rate and ratio, which come together from the run with the median
+ * ratio. A "±x%" after a figure is half the spread (max - min) of all runs,
+ * in % of the figure. The data file has every run, and every figure's own
+ * median, min and max. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
