@@ -489,23 +489,27 @@ START_TEST(test_lock_lease_while_held)
 }
 END_TEST
 
+/* How many clients subscribe to channel now. */
+static long long subscribers(const char *channel)
+{
+    redisReply *r = redisCommand(harness_redis(), "PUBSUB NUMSUB %s", channel);
+    long long n;
+
+    ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2,
+                  "PUBSUB NUMSUB failed");
+    n = r->element[1]->integer;
+    freeReplyObject(r);
+    return n;
+}
+
 /* Until the waiter listens on the unlock channel (v6), or 2 s. */
 static void wait_for_subscriber(const char *channel)
 {
     int64_t deadline = harness_now_ms() + 2000;
-    long long subs = 0;
-    redisReply *r;
 
-    while (subs < 1 && harness_now_ms() < deadline) {
-        r = redisCommand(harness_redis(), "PUBSUB NUMSUB %s", channel);
-        ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2,
-                      "PUBSUB NUMSUB failed");
-        subs = r->element[1]->integer;
-        freeReplyObject(r);
-        if (subs < 1)
-            harness_sleep_ms(5);
-    }
-    ck_assert_msg(subs >= 1, "the waiter never subscribed to %s", channel);
+    while (subscribers(channel) < 1 && harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    ck_assert_msg(subscribers(channel) >= 1, "the waiter never subscribed to %s", channel);
 }
 
 START_TEST(test_lock_waiter_wakes)
@@ -578,6 +582,60 @@ START_TEST(test_lock_redisson_layout)
     release_ok(a, "A");
     expect_unlock_message(sub, channel);
     redisFree(sub);
+    dlock_free(a);
+}
+END_TEST
+
+/* Connections the server has accepted since it started. */
+static long long connections_received(void)
+{
+    char info[4096];
+    const char *field = "total_connections_received:";
+    const char *at;
+
+    harness_str(harness_redis(), info, sizeof(info), "INFO stats");
+    at = strstr(info, field);
+    ck_assert_msg(at != NULL, "INFO stats has no %s", field);
+    return atoll(at + strlen(field));
+}
+
+START_TEST(test_lock_waiter_keeps_connection)
+{
+    const char *channel = "redisson_lock__channel:{kept}";
+    attempt w = { NULL, -2, -2, 0 };
+    long long before = 0;
+    int64_t deadline;
+    pthread_t t;
+    dlock *a;
+    int round;
+
+    harness_title("a waiter keeps its pub/sub connection between waits, unsubscribed");
+    a = take("A", "kept", LEASE_MS);
+    w.l = harness_lock(harness_server(), "kept", LEASE_MS, 5000);
+    for (round = 0; round < 3; round++) {
+        if (round == 1)
+            before = connections_received(); /* both handles are connected */
+        run_in_thread(&t, &w);
+        wait_for_subscriber(channel);
+        release_ok(a, "A");
+        pthread_join(t, NULL);
+        ck_assert_msg(w.rc == DLOCK_OK && w.release_rc == DLOCK_OK, "round %d: the waiter's "
+                      "acquire and release returned %s and %s (%s)", round, harness_result(w.rc),
+                      harness_result(w.release_rc), dlock_errstr(w.l));
+        /* Unsubscribed once done: an idle handle gets no unlock messages. */
+        deadline = harness_now_ms() + 1000;
+        while (subscribers(channel) > 0 && harness_now_ms() < deadline)
+            harness_sleep_ms(2);
+        ck_assert_msg(subscribers(channel) == 0, "round %d: the waiter got the lock but is "
+                      "still subscribed to %s a second later", round, channel);
+        ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "round %d: A could not take the free lock "
+                      "again (%s)", round, dlock_errstr(a));
+    }
+    ck_assert_msg(connections_received() == before, "the server accepted %lld new connections "
+                  "in 2 more waits; expected 0: each wait should reuse the kept connection",
+                  connections_received() - before);
+    release_ok(a, "A");
+    dlock_free(w.l);
     dlock_free(a);
 }
 END_TEST
@@ -862,6 +920,8 @@ Suite *lock_suite(void)
     tcase_add_test(lease, test_lock_waiter_wakes);
     if (CAPS.reentrant)
         tcase_add_test(lease, test_lock_redisson_layout);
+    if (CAPS.pubsub)
+        tcase_add_test(lease, test_lock_waiter_keeps_connection);
     tcase_add_test(contention, test_lock_counter_contention);
     tcase_add_test(errors, test_lock_connection_refused);
     tcase_add_test(errors, test_lock_server_killed_while_held);

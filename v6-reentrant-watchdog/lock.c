@@ -105,6 +105,9 @@ struct dlock {
     pthread_t watchdog;             /* renews the lease while holds > 0 */
     int watching;                   /* the watchdog thread runs */
     int stopping;                   /* dlock_free asks the watchdog to end */
+    int idle;                       /* the watchdog waits for a first hold */
+    redisContext *sub;              /* a waiter's pub/sub connection, kept
+                                     * between waits; NULL while one is in use */
 };
 
 /* Records why a call failed; returns DLOCK_ERR so callers can return it. */
@@ -185,6 +188,9 @@ static redisReply *command(dlock *l, const char *fmt, ...)
         set_error(l, "I/O error: %s", l->c->errstr);
         redisFree(l->c);
         l->c = NULL;
+        /* The next wait subscribes where the next commands go. */
+        redisFree(l->sub);
+        l->sub = NULL;
         return NULL;
     }
     if (r->type == REDIS_REPLY_ERROR) {
@@ -279,7 +285,11 @@ static int try_acquire(dlock *l, long *ttl_ms)
     if (taken) {
         l->holder = gettid();
         l->holds++;
-        pthread_cond_signal(&l->wake); /* the watchdog starts counting */
+        /* Only an idle watchdog needs waking: one still timing a renewal
+         * renews early, which is safe, and waking it on every acquire
+         * costs a context switch per lock call. */
+        if (l->idle)
+            pthread_cond_signal(&l->wake);
     }
     pthread_mutex_unlock(&l->mu);
     return taken ? DLOCK_OK : DLOCK_BUSY;
@@ -294,27 +304,69 @@ static int fail(dlock *l, const char *what, const char *why)
     return DLOCK_ERR;
 }
 
-/* Opens a connection of its own for a waiter, subscribed to the unlock
- * channel. NULL with errstr set on failure. */
+/* Whether a reply is the server's confirmation of a SUBSCRIBE. */
+static int is_subscribed(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+           r->element[0]->type == REDIS_REPLY_STRING &&
+           strcmp(r->element[0]->str, "subscribe") == 0;
+}
+
+/* Subscribes a waiter to the unlock channel, on the connection the last
+ * wait kept or on a new one. What the last wait left unread (its
+ * UNSUBSCRIBE's answer, messages about earlier releases) comes before the
+ * confirmation and is skipped. NULL with errstr set on failure. */
 static redisContext *subscribe(dlock *l)
 {
     char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
-    redisContext *sub = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
-    redisReply *r;
+    redisContext *sub;
+    redisReply *r = NULL;
 
+    pthread_mutex_lock(&l->mu);
+    sub = l->sub;
+    l->sub = NULL;
+    pthread_mutex_unlock(&l->mu);
+    if (sub == NULL)
+        sub = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
     if (sub == NULL) {
         fail(l, "subscribe", why);
         return NULL;
     }
-    r = redisCommand(sub, "SUBSCRIBE %s", l->channel);
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
-        fail(l, "subscribe", r == NULL ? sub->errstr : "unexpected reply");
+    if (redisAppendCommand(sub, "SUBSCRIBE %s", l->channel) != REDIS_OK)
+        goto broken;
+    do {
         freeReplyObject(r);
-        redisFree(sub);
-        return NULL;
-    }
+        if (redisGetReply(sub, (void **)&r) != REDIS_OK)
+            goto broken;
+    } while (!is_subscribed(r));
     freeReplyObject(r);
     return sub;
+
+broken:
+    fail(l, "subscribe", sub->errstr);
+    redisFree(sub);
+    return NULL;
+}
+
+/* Ends a wait: sends UNSUBSCRIBE without waiting for its answer (the next
+ * subscribe reads past it) and keeps the connection for the next wait, so
+ * that a contended acquire costs no new TCP connection. */
+static void unsubscribe(dlock *l, redisContext *sub)
+{
+    int sent = 0;
+
+    if (sub == NULL)
+        return;
+    if (redisAppendCommand(sub, "UNSUBSCRIBE %s", l->channel) == REDIS_OK)
+        while (redisBufferWrite(sub, &sent) == REDIS_OK && !sent)
+            ;
+    pthread_mutex_lock(&l->mu);
+    if (sent && l->sub == NULL) {
+        l->sub = sub;
+        sub = NULL;
+    }
+    pthread_mutex_unlock(&l->mu);
+    redisFree(sub); /* broken, or another thread's wait kept one first */
 }
 
 /* Waits up to ms for a message on the unlock channel. A timeout is no
@@ -392,7 +444,9 @@ static void *watchdog(void *arg)
     pthread_mutex_lock(&l->mu);
     while (!l->stopping) {
         if (l->holds == 0) {
+            l->idle = 1;
             pthread_cond_wait(&l->wake, &l->mu);
+            l->idle = 0;
             continue;
         }
         next = deadline_after(period);
@@ -501,7 +555,7 @@ int dlock_acquire(dlock *l)
          * the TTL we were told runs out (a holder that died sends none). */
         wait_unlock(&sub, ttl >= 0 && ttl < left ? ttl : left);
     }
-    redisFree(sub);
+    unsubscribe(l, sub);
     return rc;
 }
 
@@ -554,6 +608,7 @@ void dlock_free(dlock *l)
         pthread_mutex_destroy(&l->mu);
     }
     redisFree(l->c);
+    redisFree(l->sub);
     free(l->channel);
     free(l->key);
     free(l);
