@@ -1,6 +1,6 @@
 # lockstep: a Redis lock in six stages, and a simulator that breaks them.
 #
-#   make test                       every stage, then the simulator's own tests
+#   make test                       every stage, then the simulator's and the bench's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo                       the fault matrix: 9 scenarios x 6 stages
 #   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional)
@@ -104,6 +104,7 @@ else
 	    $(MAKE) --no-print-directory stage-test stage=$$n || failed="$$failed v$$n"; \
 	done; \
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
+	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "== all stages passed =="
 endif
