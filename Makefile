@@ -38,9 +38,10 @@ LDLIBS := $(HIREDIS_LIBS) -pthread
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
 SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/history.c sim/checker.c sim/report.c \
-                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c)
+                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c \
+                  sim/util.c)
 SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c \
-                     sim/client.c sim/observer.c)
+                     sim/client.c sim/observer.c sim/util.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
@@ -118,7 +119,8 @@ stage-test:
 # The checker, history and report run on hand-written histories: no server
 # and no stage, so the binary needs only these three modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
-                 $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o
+                 $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
+                 $(BUILD)/sim/util.o
 
 $(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h tests/*.h)
 	@mkdir -p $(@D)

@@ -29,19 +29,10 @@
 
 #include "bench.h"
 #include "client.h"
+#include "util.h"
 
 #define RUNS_DEFAULT 3
 #define ERR_LEN 512
-
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- CPU pinning --------------------------------------------------------------- */
 
@@ -57,12 +48,12 @@ static int pin_process(pid_t pid, const cpu_set_t *set, char *errstr, size_t len
 
     snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
     if ((dir = opendir(path)) == NULL)
-        return error(errstr, len, "pin: %s: %s", path, strerror(errno));
+        return sim_error(errstr, len, "pin: %s: %s", path, strerror(errno));
     while ((d = readdir(dir)) != NULL && rc == 0) {
         if (d->d_name[0] == '.')
             continue;
         if (sched_setaffinity(atoi(d->d_name), sizeof(*set), set) != 0)
-            rc = error(errstr, len, "pin thread %s of %ld: %s", d->d_name,
+            rc = sim_error(errstr, len, "pin thread %s of %ld: %s", d->d_name,
                        (long)pid, strerror(errno));
     }
     closedir(dir);
@@ -96,7 +87,7 @@ static int pin(sim_bench *b, char *errstr, size_t len)
     int cpu, first = -1;
 
     if (sched_getaffinity(0, sizeof(all), &all) != 0)
-        return error(errstr, len, "sched_getaffinity: %s", strerror(errno));
+        return sim_error(errstr, len, "sched_getaffinity: %s", strerror(errno));
     b->ncpu = CPU_COUNT(&all);
     if (b->ncpu < 2) {
         snprintf(b->pinning, sizeof(b->pinning),
@@ -113,7 +104,7 @@ static int pin(sim_bench *b, char *errstr, size_t len)
         pin_process(b->cl.resource.pid, &servers, errstr, len) != 0)
         return -1;
     if (sched_setaffinity(0, sizeof(clients), &clients) != 0)
-        return error(errstr, len, "pin the bench: %s", strerror(errno));
+        return sim_error(errstr, len, "pin the bench: %s", strerror(errno));
     cpus_text(&servers, s, sizeof(s));
     cpus_text(&clients, c, sizeof(c));
     snprintf(b->pinning, sizeof(b->pinning),
@@ -184,13 +175,13 @@ static int find_build_dir(sim_bench *b, char *errstr, size_t len)
     int s;
 
     if (n <= 0)
-        return error(errstr, len, "readlink /proc/self/exe: %s", strerror(errno));
+        return sim_error(errstr, len, "readlink /proc/self/exe: %s", strerror(errno));
     self[n] = '\0';
     snprintf(b->build_dir, sizeof(b->build_dir), "%s", dirname(dirname(self)));
     for (s = 1; s <= SIM_STAGES; s++) {
         snprintf(program, sizeof(program), "%s/v%d/client", b->build_dir, s);
         if (sim_bench_wanted(b, s) && access(program, X_OK) != 0)
-            return error(errstr, len, "%s is missing: build it with `make bench`", program);
+            return sim_error(errstr, len, "%s is missing: build it with `make bench`", program);
     }
     return 0;
 }

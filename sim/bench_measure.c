@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "client.h"
 #include "history.h"
+#include "util.h"
 
 #define LOCK_NAME "lockstep:bench"
 #define ADMIN_NAME "lockstep-bench" /* our own connections: left out of every count */
@@ -40,24 +41,6 @@ typedef struct session {
     int n;
     int stage;
 } session;
-
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
-        ;
-}
 
 static double seconds(int64_t ns)
 {
@@ -106,11 +89,11 @@ static redisReply *ask(redisContext *c, char *errstr, size_t len,
     r = redisvCommand(c, fmt, ap);
     va_end(ap);
     if (r == NULL) {
-        error(errstr, len, "%s: %s", text, c->errstr);
+        sim_error(errstr, len, "%s: %s", text, c->errstr);
         return NULL;
     }
     if (r->type == REDIS_REPLY_ERROR) {
-        error(errstr, len, "%s: %s", text, r->str);
+        sim_error(errstr, len, "%s: %s", text, r->str);
         freeReplyObject(r);
         return NULL;
     }
@@ -188,12 +171,12 @@ static redisReply *slowlog_get(sim_bench *b, char *errstr, size_t len)
     if (r != NULL && r->type != REDIS_REPLY_ARRAY) {
         freeReplyObject(r);
         r = NULL;
-        error(errstr, len, "SLOWLOG GET: not an array");
+        sim_error(errstr, len, "SLOWLOG GET: not an array");
     }
     if (r != NULL && r->elements >= SLOWLOG_MAX_LEN) {
         freeReplyObject(r);
         r = NULL;
-        error(errstr, len, "SLOWLOG overflowed %d entries: shorten SIM_BENCH_WINDOW_MS",
+        sim_error(errstr, len, "SLOWLOG overflowed %d entries: shorten SIM_BENCH_WINDOW_MS",
               SLOWLOG_MAX_LEN);
     }
     return r;
@@ -313,10 +296,10 @@ static int session_poll(session *s, int *running, char *errstr, size_t len)
         }
         s->pid[i] = 0;
         if (st == SIM_CLIENT_KILLED)
-            return error(errstr, len, "v%d client %s died of signal %d (%s)",
+            return sim_error(errstr, len, "v%d client %s died of signal %d (%s)",
                          s->stage, sim_client_name(i), status, strsignal(status));
         if (status != 0)
-            return error(errstr, len, "v%d client %s exited with status %d (its error is above)",
+            return sim_error(errstr, len, "v%d client %s exited with status %d (its error is above)",
                          s->stage, sim_client_name(i), status);
     }
     return 0;
@@ -343,9 +326,9 @@ static int session_ready(session *s, char *errstr, size_t len)
         if (session_poll(s, &running, errstr, len) != 0)
             return -1;
         if (running < s->n)
-            return error(errstr, len, "v%d client ended before it was ready", s->stage);
+            return sim_error(errstr, len, "v%d client ended before it was ready", s->stage);
         if ((sim_now_ns() - start) / 1000000 > READY_TIMEOUT_MS)
-            return error(errstr, len, "v%d clients not ready after %d ms",
+            return sim_error(errstr, len, "v%d clients not ready after %d ms",
                          s->stage, READY_TIMEOUT_MS);
         usleep(POLL_US);
     }
@@ -371,7 +354,7 @@ static int session_join(session *s, char *errstr, size_t len)
         if (session_poll(s, &running, errstr, len) != 0)
             return -1;
         if (running > 0 && (sim_now_ns() - start) / 1000000 > JOIN_TIMEOUT_MS)
-            return error(errstr, len, "v%d clients still running %d ms after the stop",
+            return sim_error(errstr, len, "v%d clients still running %d ms after the stop",
                          s->stage, JOIN_TIMEOUT_MS);
         if (running > 0)
             usleep(POLL_US);
@@ -416,9 +399,9 @@ static int batch(session *s, long long n, int64_t *ns, char *errstr, size_t len)
         if (session_poll(s, &running, errstr, len) != 0)
             return -1;
         if (running == 0)
-            return error(errstr, len, "v%d client ended in a batch", s->stage);
+            return sim_error(errstr, len, "v%d client ended in a batch", s->stage);
         if ((sim_now_ns() - start) / 1000000 > JOIN_TIMEOUT_MS)
-            return error(errstr, len, "v%d client did not finish %lld pairs in %d ms",
+            return sim_error(errstr, len, "v%d client did not finish %lld pairs in %d ms",
                          s->stage, n, JOIN_TIMEOUT_MS);
         usleep(POLL_US);
     }
@@ -478,15 +461,15 @@ static int copy_command(sim_bench_command *c, const redisReply *argv, char *errs
     size_t i;
 
     if (argv->elements == 0 || argv->elements > SIM_BENCH_ARGS_MAX)
-        return error(errstr, len, "a command with %zu arguments", argv->elements);
+        return sim_error(errstr, len, "a command with %zu arguments", argv->elements);
     for (i = 0; i < argv->elements; i++) {
         const redisReply *a = argv->element[i];
 
         if (a->type != REDIS_REPLY_STRING || strstr(a->str, " more bytes)") ||
             strstr(a->str, " more arguments)"))
-            return error(errstr, len, "SLOWLOG shortened a command; cannot replay it");
+            return sim_error(errstr, len, "SLOWLOG shortened a command; cannot replay it");
         if ((c->argv[i] = malloc(a->len + 1)) == NULL)
-            return error(errstr, len, "out of memory");
+            return sim_error(errstr, len, "out of memory");
         memcpy(c->argv[i], a->str, a->len + 1);
         c->len[i] = a->len;
         c->argc = (int)i + 1;
@@ -518,12 +501,12 @@ static int parse_log(const redisReply *r, sim_bench_pair *two, char *errstr, siz
         int origin = entry_origin(e);
 
         if (origin < 0)
-            return error(errstr, len, "SLOWLOG entry of an unknown shape");
+            return sim_error(errstr, len, "SLOWLOG entry of an unknown shape");
         two->internal += origin == 1;
         if (origin != 0)
             continue;
         if (two->n == SIM_BENCH_SEQ_MAX)
-            return error(errstr, len, "more than %d commands in two pairs", SIM_BENCH_SEQ_MAX);
+            return sim_error(errstr, len, "more than %d commands in two pairs", SIM_BENCH_SEQ_MAX);
         if (copy_command(&two->cmd[two->n++], e->element[3], errstr, len) != 0)
             return -1;
     }
@@ -537,11 +520,11 @@ static int split_pairs(sim_bench_pair *two, sim_bench_pair *one, char *errstr, s
     int half = two->n / 2, i;
 
     if (two->n == 0 || two->n % 2 != 0 || two->internal % 2 != 0)
-        return error(errstr, len, "two pairs logged %d commands and %d in scripts: not twice the same",
+        return sim_error(errstr, len, "two pairs logged %d commands and %d in scripts: not twice the same",
                      two->n, two->internal);
     for (i = 0; i < half; i++) {
         if (!same_command(&two->cmd[i], &two->cmd[half + i]))
-            return error(errstr, len, "the second pair's commands differ from the first's");
+            return sim_error(errstr, len, "the second pair's commands differ from the first's");
     }
     memset(one, 0, sizeof(*one));
     one->n = half;
@@ -595,7 +578,7 @@ static int replay_once(redisContext *c, const sim_bench_pair *t, int64_t *ns,
 
         ns[i] += sim_now_ns() - start;
         if (r == NULL || r->type == REDIS_REPLY_ERROR) {
-            error(errstr, len, "replaying %s: %s", cmd->argv[0],
+            sim_error(errstr, len, "replaying %s: %s", cmd->argv[0],
                   r == NULL ? c->errstr : r->str);
             freeReplyObject(r);
             return -1;
@@ -791,10 +774,10 @@ static int analyse(const session *s, int64_t go, int64_t stop, sim_bench_stage *
     size_t n, i;
 
     if (atomic_load(&s->h->reserved) > SIM_HISTORY_MAX)
-        return error(errstr, len, "v%d: the history is full (%d events): shorten SIM_BENCH_WINDOW_MS",
+        return sim_error(errstr, len, "v%d: the history is full (%d events): shorten SIM_BENCH_WINDOW_MS",
                      s->stage, SIM_HISTORY_MAX);
     if ((ev = sim_history_snapshot(s->h, &n)) == NULL)
-        return error(errstr, len, "out of memory for the history");
+        return sim_error(errstr, len, "out of memory for the history");
     memset(&t, 0, sizeof(t));
     t.go = go;
     t.stop = stop;
@@ -809,7 +792,7 @@ static int analyse(const session *s, int64_t go, int64_t stop, sim_bench_stage *
     free(ev);
     free(t.handoff);
     free(t.wait);
-    return t.handoff != NULL && t.wait != NULL ? 0 : error(errstr, len, "out of memory");
+    return t.handoff != NULL && t.wait != NULL ? 0 : sim_error(errstr, len, "out of memory");
 }
 
 /* The counter on the resource server: set before, read after. */
@@ -836,7 +819,7 @@ static int window(sim_bench *b, session *s, int64_t *go, int64_t *stop,
     *go = session_go(s);
     while (sim_now_ns() - *go < SIM_BENCH_WINDOW_MS * 1000000LL &&
            atomic_load(&s->h->reserved) < HISTORY_ROOM)
-        sleep_ms(WINDOW_POLL_MS);
+        sim_sleep_ms(WINDOW_POLL_MS);
     atomic_store(&s->ctl->stop, 1);
     *stop = sim_now_ns();
     return session_join(s, errstr, len);

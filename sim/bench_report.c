@@ -17,6 +17,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bench.h"
+#include "util.h"
 
 /* The figures' names in the data file. */
 static const char *const figure_key[SIM_BENCH_FIGURES] = {
@@ -25,16 +26,6 @@ static const char *const figure_key[SIM_BENCH_FIGURES] = {
     "handoff_p50_ms", "handoff_p99_ms", "wait_p50_ms", "wait_p99_ms", "wait_max_ms",
     "releaser_rewon_share", "least_served", "most_served",
 };
-
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- statistics -------------------------------------------------------------- */
 
@@ -570,7 +561,7 @@ int sim_bench_save(const sim_bench *b, char *errstr, size_t len)
 
     snprintf(tmp, sizeof(tmp), "%s.tmp", b->out);
     if ((f = fopen(tmp, "w")) == NULL)
-        return error(errstr, len, "%s: %s", tmp, strerror(errno));
+        return sim_error(errstr, len, "%s: %s", tmp, strerror(errno));
     json_header(b, f);
     for (r = 0; r < b->runs; r++) {
         for (s = 1; s <= SIM_STAGES; s++) {
@@ -584,6 +575,6 @@ int sim_bench_save(const sim_bench *b, char *errstr, size_t len)
     }
     rc = ferror(f) | fclose(f);
     if (rc != 0 || rename(tmp, b->out) != 0)
-        return error(errstr, len, "writing %s: %s", b->out, strerror(errno));
+        return sim_error(errstr, len, "writing %s: %s", b->out, strerror(errno));
     return 0;
 }

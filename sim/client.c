@@ -17,22 +17,13 @@
 
 #include "client.h"
 #include "history.h"
+#include "util.h"
 
 #define ENV_FAILPOINTS "DLOCK_FAILPOINTS"
 #define ENV_MAX 256     /* environment entries passed on to a client */
 #define TRACKED_MAX 32  /* live children per process: a run has 9 */
 
 extern char **environ;
-
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- the control block ---------------------------------------------------- */
 
@@ -43,11 +34,11 @@ static sim_control *map_control(const char *path, int flags, char *errstr,
     void *p;
 
     if (fd < 0) {
-        error(errstr, len, "open %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "open %s: %s", path, strerror(errno));
         return NULL;
     }
     if ((flags & O_CREAT) && ftruncate(fd, sizeof(sim_control)) != 0) {
-        error(errstr, len, "ftruncate %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "ftruncate %s: %s", path, strerror(errno));
         close(fd);
         return NULL;
     }
@@ -55,7 +46,7 @@ static sim_control *map_control(const char *path, int flags, char *errstr,
              fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
-        error(errstr, len, "mmap %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "mmap %s: %s", path, strerror(errno));
         return NULL;
     }
     return p;
@@ -74,12 +65,12 @@ sim_control *sim_client_control_open(const char *path, char *errstr,
     struct stat st;
 
     if (stat(path, &st) != 0) {
-        error(errstr, len, "stat %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "stat %s: %s", path, strerror(errno));
         return NULL;
     }
     /* A control block of another build would be read as garbage. */
     if ((size_t)st.st_size != sizeof(sim_control)) {
-        error(errstr, len, "%s is not a control block of this build", path);
+        sim_error(errstr, len, "%s is not a control block of this build", path);
         return NULL;
     }
     return map_control(path, 0, errstr, len);
@@ -113,7 +104,7 @@ static redisContext *connect_port(const sim_control *ctl, int port,
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
 
     if (c == NULL || c->err) {
-        error(errstr, len, "connect to 127.0.0.1:%d: %s", port,
+        sim_error(errstr, len, "connect to 127.0.0.1:%d: %s", port,
               c != NULL ? c->errstr : "out of memory");
         redisFree(c);
         return NULL;
@@ -138,7 +129,7 @@ static int ask_sentinel(const sim_control *ctl, char *errstr, size_t len)
         r->element[1]->type == REDIS_REPLY_STRING)
         port = atoi(r->element[1]->str);
     else
-        error(errstr, len, "sentinel on port %d does not know master %s",
+        sim_error(errstr, len, "sentinel on port %d does not know master %s",
               ctl->sentinel_port, ctl->sentinel_master);
     freeReplyObject(r);
     redisFree(c);
@@ -283,12 +274,12 @@ pid_t sim_client_spawn(const char *program, const char *control_path,
 
     snprintf(index, sizeof(index), "%d", client);
     if (client_env(env, ENV_MAX, fp_entry, sizeof(fp_entry), failpoints) != 0)
-        return error(errstr, len, "failpoint arming too long: %s", failpoints);
+        return sim_error(errstr, len, "failpoint arming too long: %s", failpoints);
     if (access(program, X_OK) != 0)
-        return error(errstr, len, "client program %s: %s", program, strerror(errno));
+        return sim_error(errstr, len, "client program %s: %s", program, strerror(errno));
     pid = fork();
     if (pid < 0)
-        return error(errstr, len, "fork: %s", strerror(errno));
+        return sim_error(errstr, len, "fork: %s", strerror(errno));
     if (pid == 0) {
         /* Die with the simulator, even when it is SIGKILLed; and check it
          * did not die before we asked. */

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 
 #include "cluster.h"
+#include "util.h"
 
 #define MAX_SERVERS 64       /* live servers per process: a run needs 3 */
 #define MAX_DIRS 16          /* live temp dirs per process: a run needs 1 */
@@ -187,30 +188,12 @@ static void remove_tree(const char *path)
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static int64_t now_ms(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
 }
 
 static void reap(pid_t pid)
@@ -231,7 +214,7 @@ static int free_port(char *errstr, size_t len)
 
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return error(errstr, len, "socket: %s", strerror(errno));
+        return sim_error(errstr, len, "socket: %s", strerror(errno));
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -239,7 +222,7 @@ static int free_port(char *errstr, size_t len)
         getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
         port = ntohs(a.sin_port);
     else
-        error(errstr, len, "cannot find a free port: %s", strerror(errno));
+        sim_error(errstr, len, "cannot find a free port: %s", strerror(errno));
     close(fd);
     return port;
 }
@@ -261,7 +244,7 @@ static int find_redis_server(char *out, size_t outlen, char *errstr, size_t len)
         if (end > p && access(out, X_OK) == 0)
             return 0;
     }
-    return error(errstr, len, "redis-server not found: run `make deps`");
+    return sim_error(errstr, len, "redis-server not found: run `make deps`");
 }
 
 /* The last lines of a server's log, joined with " | " and without Redis's
@@ -336,7 +319,7 @@ static int plan_argv(spawn_plan *p, const sim_server *s,
     memcpy(p->argv, fixed, sizeof(fixed));
     for (i = 0; extra != NULL && extra[i] != NULL; i++) {
         if (i == MAX_EXTRA_ARGS)
-            return error(errstr, len, "more than %d extra arguments", MAX_EXTRA_ARGS);
+            return sim_error(errstr, len, "more than %d extra arguments", MAX_EXTRA_ARGS);
         p->argv[n + i] = extra[i];
     }
     p->argv[n + i] = NULL;
@@ -398,7 +381,7 @@ static int spawn(sim_server *s, spawn_plan *p, char *errstr, size_t len)
     int full;
 
     if (pipe2(fds, O_CLOEXEC) != 0)
-        return error(errstr, len, "pipe: %s", strerror(errno));
+        return sim_error(errstr, len, "pipe: %s", strerror(errno));
     p->parent = getpid();
     p->errfd = fds[1];
     pid = fork();
@@ -407,7 +390,7 @@ static int spawn(sim_server *s, spawn_plan *p, char *errstr, size_t len)
     close(fds[1]);
     if (pid < 0) {
         close(fds[0]);
-        return error(errstr, len, "fork: %s", strerror(errno));
+        return sim_error(errstr, len, "fork: %s", strerror(errno));
     }
     s->pid = pid;
     /* Registered at once, so a cleanup on exit or on a signal kills it. */
@@ -421,12 +404,12 @@ static int spawn(sim_server *s, spawn_plan *p, char *errstr, size_t len)
         kill(pid, SIGKILL);
         reap(pid);
         s->pid = 0;
-        return error(errstr, len, "more than %d servers at once", MAX_SERVERS);
+        return sim_error(errstr, len, "more than %d servers at once", MAX_SERVERS);
     }
     sim_server_kill(s);
     if (f.step == 3 && f.err == ENOENT)
-        return error(errstr, len, "redis-server not found: run `make deps`");
-    return error(errstr, len, "starting %s: %s: %s", p->exe,
+        return sim_error(errstr, len, "redis-server not found: run `make deps`");
+    return sim_error(errstr, len, "starting %s: %s: %s", p->exe,
                  step_names[f.step], strerror(f.err));
 }
 
@@ -470,7 +453,7 @@ static enum ready wait_ready(sim_server *s, int *status)
         res = ping_ours(s);
         if (res != TIMEOUT || now_ms() > deadline)
             return res;
-        sleep_ms(POLL_MS);
+        sim_sleep_ms(POLL_MS);
     }
 }
 
@@ -499,10 +482,10 @@ static enum ready start_once(sim_server *s, const char *const *extra,
     if (res == TAKEN || strstr(tail, "Address already in use") != NULL)
         return TAKEN;
     if (res == TIMEOUT)
-        error(errstr, len, "redis-server on port %d did not answer PING within %d ms; its log: %s",
+        sim_error(errstr, len, "redis-server on port %d did not answer PING within %d ms; its log: %s",
               s->port, SIM_START_TIMEOUT_MS, tail[0] ? tail : "(empty)");
     else
-        error(errstr, len, "redis-server on port %d exited (status %d) before answering PING; its log: %s",
+        sim_error(errstr, len, "redis-server on port %d exited (status %d) before answering PING; its log: %s",
               s->port, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
               tail[0] ? tail : "(empty)");
     return res;
@@ -516,9 +499,9 @@ int sim_server_start(sim_server *s, const char *parent_dir, const char *name,
 
     memset(s, 0, sizeof(*s));
     if ((size_t)snprintf(s->dir, sizeof(s->dir), "%s/%s", parent_dir, name) >= sizeof(s->dir))
-        return error(errstr, len, "server dir name too long: %s/%s", parent_dir, name);
+        return sim_error(errstr, len, "server dir name too long: %s/%s", parent_dir, name);
     if (mkdir(s->dir, 0700) != 0)
-        return error(errstr, len, "mkdir %s: %s", s->dir, strerror(errno));
+        return sim_error(errstr, len, "mkdir %s: %s", s->dir, strerror(errno));
     snprintf(log, sizeof(log), "%s/%s", s->dir, LOG_NAME);
     for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
         switch (start_once(s, extra_args, errstr, len)) {
@@ -532,7 +515,7 @@ int sim_server_start(sim_server *s, const char *parent_dir, const char *name,
             return -1;
         }
     }
-    return error(errstr, len, "redis-server could not bind a free port in %d tries",
+    return sim_error(errstr, len, "redis-server could not bind a free port in %d tries",
                  START_ATTEMPTS);
 }
 
@@ -566,7 +549,7 @@ redisContext *sim_server_connect(const sim_server *s, long timeout_ms,
     redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
 
     if (c == NULL || c->err) {
-        error(errstr, len, "connect to 127.0.0.1:%d: %s", s->port,
+        sim_error(errstr, len, "connect to 127.0.0.1:%d: %s", s->port,
               c != NULL ? c->errstr : "out of memory");
         redisFree(c);
         return NULL;
@@ -585,9 +568,9 @@ int sim_cluster_info_field(redisContext *c, const char *section,
     int rc = -1;
 
     if (r == NULL)
-        return error(errstr, len, "INFO %s: %s", section, c->errstr);
+        return sim_error(errstr, len, "INFO %s: %s", section, c->errstr);
     if (r->type != REDIS_REPLY_STRING) {
-        error(errstr, len, "INFO %s: unexpected reply", section);
+        sim_error(errstr, len, "INFO %s: unexpected reply", section);
     } else {
         for (p = r->str; p != NULL; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
             if (strncmp(p, field, flen) == 0 && p[flen] == ':') {
@@ -597,7 +580,7 @@ int sim_cluster_info_field(redisContext *c, const char *section,
             }
         }
         if (rc != 0)
-            error(errstr, len, "INFO %s has no field %s", section, field);
+            sim_error(errstr, len, "INFO %s has no field %s", section, field);
     }
     freeReplyObject(r);
     return rc;
@@ -613,12 +596,12 @@ int sim_tempdir_create(char *path, size_t len, char *errstr, size_t errlen)
         tmp = "/tmp";
     if ((size_t)snprintf(path, len, "%s/lockstep.XXXXXX", tmp) >= len ||
         len < SIM_PATH_LEN)
-        return error(errstr, errlen, "TMPDIR is too long: %s", tmp);
+        return sim_error(errstr, errlen, "TMPDIR is too long: %s", tmp);
     if (mkdtemp(path) == NULL)
-        return error(errstr, errlen, "mkdtemp %s: %s", path, strerror(errno));
+        return sim_error(errstr, errlen, "mkdtemp %s: %s", path, strerror(errno));
     if (register_dir(path) != 0) {
         remove_tree(path);
-        return error(errstr, errlen, "more than %d temp dirs at once", MAX_DIRS);
+        return sim_error(errstr, errlen, "more than %d temp dirs at once", MAX_DIRS);
     }
     return 0;
 }
@@ -647,9 +630,9 @@ static int wait_link_up(redisContext *c, char *errstr, size_t len)
             return -1;
         if (strcmp(status, "up") == 0)
             return 0;
-        sleep_ms(POLL_MS);
+        sim_sleep_ms(POLL_MS);
     }
-    return error(errstr, len, "replica's master_link_status still '%s' after %d ms",
+    return sim_error(errstr, len, "replica's master_link_status still '%s' after %d ms",
                  status, REPL_TIMEOUT_MS);
 }
 
@@ -665,11 +648,11 @@ static redisReply *expect(redisContext *c, int type, char *errstr, size_t len,
     r = redisvCommand(c, fmt, ap);
     va_end(ap);
     if (r == NULL) {
-        error(errstr, len, "%s: %s", fmt, c->errstr);
+        sim_error(errstr, len, "%s: %s", fmt, c->errstr);
         return NULL;
     }
     if (r->type != type) {
-        error(errstr, len, "%s: unexpected reply%s%s", fmt,
+        sim_error(errstr, len, "%s: unexpected reply%s%s", fmt,
               r->type == REDIS_REPLY_ERROR ? ": " : "",
               r->type == REDIS_REPLY_ERROR ? r->str : "");
         freeReplyObject(r);
@@ -695,7 +678,7 @@ static int confirm_replication(redisContext *p, char *errstr, size_t len)
     acked = (int)r->integer;
     freeReplyObject(r);
     if (acked != 1)
-        return error(errstr, len, "WAIT 1 counted %d replicas, expected 1", acked);
+        return sim_error(errstr, len, "WAIT 1 counted %d replicas, expected 1", acked);
     r = expect(p, REDIS_REPLY_INTEGER, errstr, len, "DEL " REPL_CHECK_KEY);
     freeReplyObject(r);
     return r == NULL ? -1 : 0;
@@ -829,7 +812,7 @@ static int write_sentinel_conf(const sim_server *s, const char *master,
 
     snprintf(path, sizeof(path), "%s/%s", s->dir, SENTINEL_CONF);
     if ((f = fopen(path, "w")) == NULL)
-        return error(errstr, len, "cannot write %s: %s", path, strerror(errno));
+        return sim_error(errstr, len, "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "sentinel monitor %s 127.0.0.1 %d 1\n", master, master_port);
     fprintf(f, "sentinel down-after-milliseconds %s %ld\n", master, down_after_ms);
     fprintf(f, "sentinel failover-timeout %s %ld\n", master, failover_timeout_ms);
@@ -872,7 +855,7 @@ static enum ready sentinel_once(sim_server *s, char *errstr, size_t len)
     log_tail(s, tail, sizeof(tail));
     if (res == TAKEN || strstr(tail, "Address already in use") != NULL)
         return TAKEN;
-    error(errstr, len, "redis-sentinel on port %d did not start; its log: %s",
+    sim_error(errstr, len, "redis-sentinel on port %d did not start; its log: %s",
           s->port, tail[0] ? tail : "(empty)");
     return res;
 }
@@ -886,9 +869,9 @@ int sim_sentinel_start(sim_server *s, const char *parent_dir,
 
     memset(s, 0, sizeof(*s));
     if ((size_t)snprintf(s->dir, sizeof(s->dir), "%s/sentinel", parent_dir) >= sizeof(s->dir))
-        return error(errstr, len, "sentinel dir name too long: %s/sentinel", parent_dir);
+        return sim_error(errstr, len, "sentinel dir name too long: %s/sentinel", parent_dir);
     if (mkdir(s->dir, 0700) != 0)
-        return error(errstr, len, "mkdir %s: %s", s->dir, strerror(errno));
+        return sim_error(errstr, len, "mkdir %s: %s", s->dir, strerror(errno));
     if (write_sentinel_conf(s, master, master_port, down_after_ms,
                             failover_timeout_ms, errstr, len) != 0)
         return -1;
@@ -902,6 +885,6 @@ int sim_sentinel_start(sim_server *s, const char *parent_dir,
             return -1;
         }
     }
-    return error(errstr, len, "redis-sentinel could not bind a free port in %d tries",
+    return sim_error(errstr, len, "redis-sentinel could not bind a free port in %d tries",
                  START_ATTEMPTS);
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "failpoint.h"
+#include "util.h"
 
 #define STOP_SEEN_TRIES 1000 /* helper: 1 ms polls for our own stop */
 
@@ -35,16 +36,6 @@ static sim_history *history;
 static sim_control *control;
 static int self = SIM_NO_CLIENT;
 
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* "crash", "stop(900)", "sleep(50)". */
 static int parse_action(const char *s, armed *a, char *errstr, size_t len)
 {
@@ -59,11 +50,11 @@ static int parse_action(const char *s, armed *a, char *errstr, size_t len)
     else if (strncmp(s, "sleep(", 6) == 0)
         a->act = ACT_SLEEP;
     else
-        return error(errstr, len, "unknown failpoint action '%s': use crash, stop(ms) or sleep(ms)", s);
+        return sim_error(errstr, len, "unknown failpoint action '%s': use crash, stop(ms) or sleep(ms)", s);
     errno = 0;
     a->ms = strtol(strchr(s, '(') + 1, &end, 10);
     if (errno != 0 || a->ms <= 0 || strcmp(end, ")") != 0)
-        return error(errstr, len, "bad duration in '%s': give milliseconds > 0", s);
+        return sim_error(errstr, len, "bad duration in '%s': give milliseconds > 0", s);
     return 0;
 }
 
@@ -75,9 +66,9 @@ static int parse_item(const char *item, size_t n, armed *a, char *errstr,
     char action_text[SIM_DETAIL_LEN];
 
     if (n >= SIM_DETAIL_LEN)
-        return error(errstr, len, "failpoint '%.*s' is too long", (int)n, item);
+        return sim_error(errstr, len, "failpoint '%.*s' is too long", (int)n, item);
     if (eq == NULL || eq == item)
-        return error(errstr, len, "failpoint '%.*s' is not step=action", (int)n, item);
+        return sim_error(errstr, len, "failpoint '%.*s' is not step=action", (int)n, item);
     memset(a, 0, sizeof(*a));
     snprintf(a->text, sizeof(a->text), "%.*s", (int)n, item);
     snprintf(a->name, sizeof(a->name), "%.*s", (int)(eq - item), item);
@@ -95,7 +86,7 @@ static int parse(const char *spec, armed *out, int *count, char *errstr,
         size_t n = strcspn(p, ",");
 
         if (*count == SIM_FAILPOINT_MAX)
-            return error(errstr, len, "more than %d failpoints armed", SIM_FAILPOINT_MAX);
+            return sim_error(errstr, len, "more than %d failpoints armed", SIM_FAILPOINT_MAX);
         if (parse_item(p, n, &out[*count], errstr, len) != 0)
             return -1;
         (*count)++;
@@ -129,14 +120,6 @@ void sim_failpoint_attach(sim_history *h, sim_control *ctl, int client)
 }
 
 /* ---- the actions ------------------------------------------------------------ */
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static void record(sim_event_type type, long value, const char *detail)
 {
@@ -179,13 +162,13 @@ static void stop_with_helper(long ms)
     helper = fork();
     if (helper == 0) {
         for (i = 0; i < STOP_SEEN_TRIES && !is_stopped(stat_path); i++)
-            sleep_ms(1);
-        sleep_ms(ms);
+            sim_sleep_ms(1);
+        sim_sleep_ms(ms);
         kill(me, SIGCONT);
         _exit(0);
     }
     if (helper < 0) {
-        sleep_ms(ms); /* no helper: at least the delay, by this thread */
+        sim_sleep_ms(ms); /* no helper: at least the delay, by this thread */
         return;
     }
     kill(me, SIGSTOP);
@@ -216,7 +199,7 @@ static void fire(const armed *a)
         stop_process(a);
         break;
     case ACT_SLEEP:
-        sleep_ms(a->ms);
+        sim_sleep_ms(a->ms);
         break;
     case ACT_CRASH:
         record(SIM_EV_CRASH, 0, a->name);

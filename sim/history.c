@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "history.h"
+#include "util.h"
 
 #define TYPE_NAME_LEN 32   /* longest event type name, with room to spare */
 #define SCRATCH_LEN 1024   /* an unknown string field, read and dropped */
@@ -44,17 +45,6 @@ static const char *type_names[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_STOCK_INITIAL] = "stock-initial",
     [SIM_EV_STOCK_FINAL] = "stock-final",
 };
-
-static void set_err(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (errstr == NULL || len == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-}
 
 int64_t sim_now_ns(void)
 {
@@ -88,7 +78,7 @@ static sim_history *map_fd(int fd, const char *path, char *errstr, size_t len)
 
     close(fd);
     if (p == MAP_FAILED) {
-        set_err(errstr, len, "mmap %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "mmap %s: %s", path, strerror(errno));
         return NULL;
     }
     return p;
@@ -100,12 +90,12 @@ sim_history *sim_history_create(const char *path, char *errstr, size_t len)
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
     if (fd < 0) {
-        set_err(errstr, len, "create %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "create %s: %s", path, strerror(errno));
         return NULL;
     }
     /* ftruncate fills with zeroes: every slot starts unpublished. */
     if (ftruncate(fd, (off_t)sizeof(sim_history)) != 0) {
-        set_err(errstr, len, "size %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "size %s: %s", path, strerror(errno));
         close(fd);
         return NULL;
     }
@@ -121,13 +111,13 @@ sim_history *sim_history_open(const char *path, char *errstr, size_t len)
     int fd = open(path, O_RDWR | O_CLOEXEC);
 
     if (fd < 0) {
-        set_err(errstr, len, "open %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "open %s: %s", path, strerror(errno));
         return NULL;
     }
     /* A file of another size is another program's: mapping it would let
      * us write past its end. */
     if (fstat(fd, &st) != 0 || (size_t)st.st_size != sizeof(sim_history)) {
-        set_err(errstr, len, "open %s: not a history file", path);
+        sim_error(errstr, len, "open %s: not a history file", path);
         close(fd);
         return NULL;
     }
@@ -268,7 +258,7 @@ int sim_history_save_run(const char *path, const sim_run_info *run,
     int failed;
 
     if (f == NULL) {
-        set_err(errstr, len, "save %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "save %s: %s", path, strerror(errno));
         return -1;
     }
     if (run != NULL)
@@ -277,7 +267,7 @@ int sim_history_save_run(const char *path, const sim_run_info *run,
         put_event(f, &ev[i], t0_ns);
     failed = ferror(f);
     if (fclose(f) != 0 || failed) {
-        set_err(errstr, len, "save %s: write failed", path);
+        sim_error(errstr, len, "save %s: write failed", path);
         return -1;
     }
     return 0;
@@ -615,7 +605,7 @@ static int load_lines(FILE *in, const char *path, sim_run_info *run,
             continue;
         if (parse_object(&ps, &f) != 0 ||
             take_line(&ps, &f, lineno, a, run) != 0) {
-            set_err(errstr, len, "%s:%zu: %s", path, lineno, ps.why);
+            sim_error(errstr, len, "%s:%zu: %s", path, lineno, ps.why);
             rc = -1;
         }
     }
@@ -634,14 +624,14 @@ sim_event *sim_history_load_run(const char *path, sim_run_info *run,
     if (run != NULL)
         memset(run, 0, sizeof(*run));
     if (in == NULL) {
-        set_err(errstr, len, "load %s: %s", path, strerror(errno));
+        sim_error(errstr, len, "load %s: %s", path, strerror(errno));
         return NULL;
     }
     rc = load_lines(in, path, run, &a, errstr, len);
     fclose(in);
     if (rc == 0 && ((a.ev == NULL && (a.ev = malloc(sizeof(sim_event))) == NULL)
                     || sort_events(a.ev, a.n) != 0)) {
-        set_err(errstr, len, "load %s: out of memory", path);
+        sim_error(errstr, len, "load %s: out of memory", path);
         rc = -1;
     }
     if (rc != 0) {

@@ -10,29 +10,13 @@
 
 #include "nemesis.h"
 #include "observer.h"
+#include "util.h"
 
 #define HOLD_MS 600000       /* CLIENT PAUSE length: longer than any run */
 #define REPLICA_TIMEOUT_MS 2000
 #define BEHIND_TIMEOUT_MS 1000 /* for the lock's write to reach the replica */
 #define RESUBSCRIBE_MS 3000  /* for the observer to follow the new primary */
 #define SENTINEL_TIMEOUT_MS 10000 /* down-after, election, promotion, with room */
-
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-    nanosleep(&ts, NULL);
-}
 
 static void record(sim_nemesis *n, int client, sim_event_type type,
                    long long value, const char *detail)
@@ -119,7 +103,7 @@ static int replica_status(sim_nemesis *n, char *errstr, size_t len,
     int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
 
     if (!ok)
-        error(errstr, len, "%s on the replica: %s", cmd,
+        sim_error(errstr, len, "%s on the replica: %s", cmd,
               r == NULL ? n->replica->errstr : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     freeReplyObject(r);
     return ok ? 0 : -1;
@@ -130,7 +114,7 @@ int sim_nemesis_hold_replica(sim_nemesis *n, char *errstr, size_t len)
     char cmd[64];
 
     if (n->cl->replica.pid <= 0)
-        return error(errstr, len, "failover needs a replica: start the cluster with SIM_CLUSTER_REPLICA");
+        return sim_error(errstr, len, "failover needs a replica: start the cluster with SIM_CLUSTER_REPLICA");
     n->replica = sim_server_connect(&n->cl->replica, REPLICA_TIMEOUT_MS, errstr, len);
     if (n->replica == NULL)
         return -1;
@@ -170,14 +154,14 @@ static long long replica_behind(sim_nemesis *n, char *errstr, size_t len)
             return -1;
         if (read > applied)
             break;
-        sleep_ms(1);
+        sim_sleep_ms(1);
     }
     r = redisCommand(n->replica, "EXISTS %s", n->ctl->lock_name);
     if (r != NULL && r->type == REDIS_REPLY_INTEGER)
         exists = r->integer;
     freeReplyObject(r);
     if (read <= applied || exists != 0)
-        return error(errstr, len, "the replica is not behind its primary (read offset %lld, applied %lld, lock key %s): the failover would not lose the lock",
+        return sim_error(errstr, len, "the replica is not behind its primary (read offset %lld, applied %lld, lock key %s): the failover would not lose the lock",
                      read, applied, exists ? "present" : "absent");
     return read - applied;
 }
@@ -202,8 +186,8 @@ static int wait_for(sim_nemesis *n, int (*done)(sim_nemesis *), long timeout_ms,
 
     while (!done(n)) {
         if ((sim_now_ns() - start) / 1000000 > timeout_ms)
-            return error(errstr, len, "failover: %s within %ld ms", what, timeout_ms);
-        sleep_ms(2);
+            return sim_error(errstr, len, "failover: %s within %ld ms", what, timeout_ms);
+        sim_sleep_ms(2);
     }
     return 0;
 }
@@ -326,7 +310,7 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
     int port = n->cl->replica.port;
 
     if (n->replica == NULL)
-        return error(errstr, len, "failover: the replica was not held first");
+        return sim_error(errstr, len, "failover: the replica was not held first");
     if ((lag = replica_behind(n, errstr, len)) < 0)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, lag, "replica lacks lock");
@@ -338,7 +322,7 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
     atomic_store(&n->ctl->primary_port, port);
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, port, "clients follow");
     if (sim_history_observer_wait(n->ctl, port, RESUBSCRIBE_MS) != 0)
-        return error(errstr, len, "the observer did not subscribe to the new primary (port %d) within %d ms",
+        return sim_error(errstr, len, "the observer did not subscribe to the new primary (port %d) within %d ms",
                      port, RESUBSCRIBE_MS);
     return 0;
 }

@@ -14,28 +14,12 @@
 #include <sys/wait.h>
 
 #include "observer.h"
+#include "util.h"
 
 #define KEYSPACE_PREFIX "__keyspace@0__:" /* database 0: the stages use it */
 #define CHANNEL_LEN (SIM_LOCK_NAME_LEN + 32)
 #define POLL_MS 5        /* how often it looks for a new primary */
 #define SUBSCRIBE_MS 1000 /* to connect and confirm a subscription */
-
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-    nanosleep(&ts, NULL);
-}
 
 static int64_t ms_since(int64_t start_ns)
 {
@@ -141,7 +125,7 @@ static void observe(sim_history *h, sim_control *ctl)
         port = atomic_load(&ctl->primary_port);
         c = subscribe(port, key_channel);
         if (c == NULL) {
-            sleep_us(POLL_MS * 1000); /* a dead primary: wait for the next */
+            sim_sleep_us(POLL_MS * 1000); /* a dead primary: wait for the next */
             continue;
         }
         atomic_store(&ctl->observer_port, port);
@@ -159,7 +143,7 @@ pid_t sim_history_observer_start(sim_history *h, sim_control *ctl,
     atomic_store(&ctl->observer_port, 0);
     pid = fork();
     if (pid < 0)
-        return error(errstr, len, "fork: %s", strerror(errno));
+        return sim_error(errstr, len, "fork: %s", strerror(errno));
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() == parent)
@@ -170,7 +154,7 @@ pid_t sim_history_observer_start(sim_history *h, sim_control *ctl,
     if (sim_history_observer_wait(ctl, atomic_load(&ctl->primary_port),
                                   timeout_ms) != 0) {
         sim_history_observer_stop(pid);
-        return error(errstr, len, "the observer did not subscribe to port %d within %ld ms",
+        return sim_error(errstr, len, "the observer did not subscribe to port %d within %ld ms",
                      atomic_load(&ctl->primary_port), timeout_ms);
     }
     return pid;
@@ -184,7 +168,7 @@ int sim_history_observer_wait(const sim_control *ctl, int port,
     while (atomic_load(&ctl->observer_port) != port) {
         if (ms_since(start) > timeout_ms)
             return -1;
-        sleep_us(500);
+        sim_sleep_us(500);
     }
     return 0;
 }
@@ -218,7 +202,7 @@ int sim_history_observer_sync(redisContext *c, sim_control *ctl, int slot,
     while (atomic_load(&ctl->client[slot].synced) < seq) {
         if (ms_since(start) > timeout_ms)
             return 1;
-        sleep_us(100);
+        sim_sleep_us(100);
     }
     return 0;
 }

@@ -21,6 +21,7 @@
 #include "nemesis.h"
 #include "observer.h"
 #include "scenarios.h"
+#include "util.h"
 
 #define LOCK_NAME "lockstep:lock"
 #define MASTER_NAME "lockstep"     /* what the sentinel calls the primary */
@@ -52,26 +53,9 @@ typedef struct runner {
     int64_t start_ns;                       /* clients were let go */
 } runner;
 
-static int error(char *errstr, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(errstr, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static long leases(const runner *r, double x)
 {
     return (long)(x * r->cfg->lease_ms + 0.5);
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-    nanosleep(&ts, NULL);
 }
 
 /* "release.after_get=stop(3L)" with L = 300 becomes "...=stop(900)". */
@@ -108,7 +92,7 @@ static int assign_actors(runner *r, char *errstr, size_t len)
     for (a = r->s->actors; a->name != 0; a++) {
         for (k = 0; k < (a->copies > 0 ? a->copies : 1); k++) {
             if (r->n == SIM_CLIENTS_MAX)
-                return error(errstr, len, "scenario %s has more than %d clients",
+                return sim_error(errstr, len, "scenario %s has more than %d clients",
                              r->s->name, SIM_CLIENTS_MAX);
             r->actor[r->n++] = a;
         }
@@ -168,7 +152,7 @@ static int stock_command(runner *r, int final, char *errstr, size_t len)
     if (ok && final)
         stock = atoll(rep->str);
     if (!ok)
-        error(errstr, len, "%s the stock on the resource server: %s",
+        sim_error(errstr, len, "%s the stock on the resource server: %s",
               final ? "reading" : "setting", rep == NULL ? c->errstr : "unexpected reply");
     freeReplyObject(rep);
     redisFree(c);
@@ -188,7 +172,7 @@ static int spawn_clients(runner *r, char *errstr, size_t len)
 
         if (arming != NULL &&
             expand_failpoint(arming, r->cfg->lease_ms, fp, sizeof(fp)) != 0)
-            return error(errstr, len, "failpoint too long: %s", arming);
+            return sim_error(errstr, len, "failpoint too long: %s", arming);
         r->pid[i] = sim_client_spawn(r->cfg->client_program, r->control_path,
                                      i, arming != NULL ? fp : NULL, errstr, len);
         if (r->pid[i] < 0) {
@@ -247,10 +231,10 @@ static int reap(runner *r, int i, sim_client_state st, int status,
     r->pid[i] = 0;
     sim_client_reach(r->ctl, i, SIM_PHASE_DONE);
     if (st == SIM_CLIENT_EXITED && status != 0)
-        return error(errstr, len, "client %s exited with status %d (its error is above)",
+        return sim_error(errstr, len, "client %s exited with status %d (its error is above)",
                      sim_client_name(i), status);
     if (st == SIM_CLIENT_KILLED && status != SIGKILL)
-        return error(errstr, len, "client %s died of signal %d (%s)",
+        return sim_error(errstr, len, "client %s died of signal %d (%s)",
                      sim_client_name(i), status, strsignal(status));
     return 0;
 }
@@ -294,8 +278,8 @@ static int wait_ready(runner *r, char *errstr, size_t len)
         if (poll_clients(r, errstr, len) != 0)
             return -1;
         if ((sim_now_ns() - start) / 1000000 > READY_TIMEOUT_MS)
-            return error(errstr, len, "clients not ready after %d ms", READY_TIMEOUT_MS);
-        sleep_us(TICK_US);
+            return sim_error(errstr, len, "clients not ready after %d ms", READY_TIMEOUT_MS);
+        sim_sleep_us(TICK_US);
     }
     return 0;
 }
@@ -383,14 +367,14 @@ static int drive(runner *r, char *errstr, size_t len)
     while (running(r)) {
         now = sim_now_ns();
         if ((now - r->start_ns) / 1000000 > RUN_LIMIT_MS)
-            return error(errstr, len, "the run did not end within %d ms", RUN_LIMIT_MS);
+            return sim_error(errstr, len, "the run did not end within %d ms", RUN_LIMIT_MS);
         if (poll_clients(r, errstr, len) != 0)
             return -1;
         sim_nemesis_tick(&r->nem);
         signal_clients(r, now);
         if (strike(r, now, errstr, len) != 0)
             return -1;
-        sleep_us(TICK_US);
+        sim_sleep_us(TICK_US);
     }
     return 0;
 }
@@ -435,7 +419,7 @@ static int finish(runner *r, sim_run *run, char *errstr, size_t len)
         return -1;
     run->ev = sim_history_snapshot(r->h, &run->n);
     if (run->ev == NULL)
-        return error(errstr, len, "out of memory for the history");
+        return sim_error(errstr, len, "out of memory for the history");
     run->t0_ns = r->h->t0_ns;
     run->nclients = r->n;
     describe(r, run);

@@ -10,6 +10,7 @@
 
 #include "observer.h"
 #include "workload.h"
+#include "util.h"
 
 #define SYNC_TIMEOUT_MS 1000 /* an observer slower than this is not waited for */
 #define MAIN_THREAD 0        /* the workload runs on the client's main thread */
@@ -32,19 +33,6 @@ static void record(sim_workload *w, sim_event_type type, long long value,
 
 /* Sleeps to an absolute deadline: a pause (SIGSTOP) in the middle does not
  * lengthen the work, as it would not for a job that watches the clock. */
-static void sleep_ms(long ms)
-{
-    struct timespec deadline;
-    long long ns;
-
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    ns = deadline.tv_nsec + ms * 1000000LL;
-    deadline.tv_sec += ns / 1000000000;
-    deadline.tv_nsec = ns % 1000000000;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
-        ;
-}
-
 /* ---- the resource ------------------------------------------------------------ */
 
 static int read_stock(sim_workload *w, long long *stock)
@@ -133,7 +121,7 @@ static int release(sim_workload *w)
 
     for (i = 0; i < SIM_RELEASE_TRIES && rc == DLOCK_ERR; i++) {
         if (i > 0)
-            sleep_ms(w->ctl->retry_ms);
+            sim_sleep_ms(w->ctl->retry_ms);
         record(w, SIM_EV_RELEASE_INVOKE, i, "");
         sim_client_reach(w->ctl, w->client, SIM_PHASE_RELEASING);
         rc = dlock_release(w->lock);
@@ -181,7 +169,7 @@ static void wait_finish(sim_workload *w)
 
     while (w->plan->until && !atomic_load(&slot->finish) &&
            !atomic_load(&w->ctl->stop))
-        sleep_ms(1);
+        sim_sleep_ms(1);
 }
 
 static int once(sim_workload *w, long long *stock)
@@ -190,7 +178,7 @@ static int once(sim_workload *w, long long *stock)
         return 0;
     if (cs_enter(w, stock) != 0)
         return -1;
-    sleep_ms(hold_ms(w));
+    sim_sleep_ms(hold_ms(w));
     wait_finish(w);
     if (cs_exit(w, *stock) != 0)
         return -1;
@@ -225,7 +213,7 @@ static int reentrant(sim_workload *w)
         return -1;
     if (acquire(w) == DLOCK_OK)
         release(w);
-    sleep_ms(hold_ms(w));
+    sim_sleep_ms(hold_ms(w));
     if (cs_exit(w, stock) != 0)
         return -1;
     release(w);
@@ -261,7 +249,7 @@ static int bench_solo(sim_workload *w)
 
     while (!atomic_load(&w->ctl->stop)) {
         if (done >= (target = atomic_load(&slot->bench_target))) {
-            sleep_ms(1); /* idle between batches: the bench's replay runs */
+            sim_sleep_ms(1); /* idle between batches: the bench's replay runs */
             continue;
         }
         start = sim_now_ns();
@@ -291,7 +279,7 @@ static int bench_rmw(sim_workload *w)
             record(w, rc == DLOCK_BUSY ? SIM_EV_ACQUIRE_BUSY : SIM_EV_ACQUIRE_ERROR,
                    0, rc == DLOCK_BUSY ? "" : dlock_errstr(w->lock));
             if (rc == DLOCK_ERR)
-                sleep_ms(w->ctl->retry_ms); /* a broken server: do not spin */
+                sim_sleep_ms(w->ctl->retry_ms); /* a broken server: do not spin */
             continue;
         }
         record(w, SIM_EV_ACQUIRE_OK, 0, "");

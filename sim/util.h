@@ -1,0 +1,24 @@
+/* util: the few helpers every simulator module uses.
+ *
+ *   sim_error     errors the hiredis way: fill errstr, return -1
+ *   sim_sleep_ms  sleep the calling thread, resumed after a signal
+ *   sim_sleep_us
+ *
+ * One copy here, so that a fix to one reaches every module. */
+#ifndef SIM_UTIL_H
+#define SIM_UTIL_H
+
+#include <stddef.h>
+
+/* Writes one line of reason into errstr (when errstr is not NULL) and
+ * returns -1, so a failing function can say `return sim_error(...)`. */
+int sim_error(char *errstr, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Sleeps for ms (or us) on CLOCK_MONOTONIC, to an absolute deadline: a
+ * signal handler that runs meanwhile neither cuts the sleep short nor
+ * stretches it. */
+void sim_sleep_ms(long ms);
+void sim_sleep_us(long us);
+
+#endif
