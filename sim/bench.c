@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <libgen.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,6 @@
  * nemesis.h. */
 #define _GNU_SOURCE
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -502,14 +502,23 @@ static long long subscribers(const char *channel)
     return n;
 }
 
+/* Polls until channel has subscribers (listening = 1) or none (0), or
+ * until ms have passed. Returns how many it has then. */
+static long long await_subscribers(const char *channel, int listening, long ms)
+{
+    int64_t deadline = harness_now_ms() + ms;
+    long long n;
+
+    while (((n = subscribers(channel)) > 0) != listening && harness_now_ms() < deadline)
+        harness_sleep_ms(2);
+    return n;
+}
+
 /* Until the waiter listens on the unlock channel (v6), or 2 s. */
 static void wait_for_subscriber(const char *channel)
 {
-    int64_t deadline = harness_now_ms() + 2000;
-
-    while (subscribers(channel) < 1 && harness_now_ms() < deadline)
-        harness_sleep_ms(5);
-    ck_assert_msg(subscribers(channel) >= 1, "the waiter never subscribed to %s", channel);
+    ck_assert_msg(await_subscribers(channel, 1, 2000) >= 1, "the waiter never subscribed to %s",
+                  channel);
 }
 
 START_TEST(test_lock_waiter_wakes)
@@ -589,14 +598,11 @@ END_TEST
 /* Connections the server has accepted since it started. */
 static long long connections_received(void)
 {
-    char info[4096];
-    const char *field = "total_connections_received:";
-    const char *at;
+    char value[32], err[HARNESS_ERRSTR_LEN];
 
-    harness_str(harness_redis(), info, sizeof(info), "INFO stats");
-    at = strstr(info, field);
-    ck_assert_msg(at != NULL, "INFO stats has no %s", field);
-    return atoll(at + strlen(field));
+    ck_assert_msg(sim_cluster_info_field(harness_redis(), "stats", "total_connections_received",
+                                         value, sizeof(value), err, sizeof(err)) == 0, "%s", err);
+    return atoll(value);
 }
 
 START_TEST(test_lock_waiter_keeps_connection)
@@ -604,7 +610,6 @@ START_TEST(test_lock_waiter_keeps_connection)
     const char *channel = "redisson_lock__channel:{kept}";
     attempt w = { NULL, -2, -2, 0 };
     long long before = 0;
-    int64_t deadline;
     pthread_t t;
     dlock *a;
     int round;
@@ -623,11 +628,8 @@ START_TEST(test_lock_waiter_keeps_connection)
                       "acquire and release returned %s and %s (%s)", round, harness_result(w.rc),
                       harness_result(w.release_rc), dlock_errstr(w.l));
         /* Unsubscribed once done: an idle handle gets no unlock messages. */
-        deadline = harness_now_ms() + 1000;
-        while (subscribers(channel) > 0 && harness_now_ms() < deadline)
-            harness_sleep_ms(2);
-        ck_assert_msg(subscribers(channel) == 0, "round %d: the waiter got the lock but is "
-                      "still subscribed to %s a second later", round, channel);
+        ck_assert_msg(await_subscribers(channel, 0, 1000) == 0, "round %d: the waiter got the "
+                      "lock but is still subscribed to %s a second later", round, channel);
         ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "round %d: A could not take the free lock "
                       "again (%s)", round, dlock_errstr(a));
     }
