@@ -8,6 +8,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,8 @@
 #define CLIENTS 8          /* the contention test: processes ... */
 #define ROUNDS 50          /* ... times increments each */
 #define TOKEN_HEX 32       /* 128 random bits in hex */
+#define THREADS 4          /* the shared-handle test: threads ... */
+#define THREAD_ROUNDS 200  /* ... times increments each, all on one handle */
 
 /* ---- verbs ---------------------------------------------------------------- */
 
@@ -713,6 +717,84 @@ START_TEST(test_lock_counter_contention)
 }
 END_TEST
 
+/* ---- threads sharing one handle ------------------------------------------------ */
+
+/* What the threads of test_lock_shared_handle share: the handle, and a
+ * counter they increment under the lock by a read, a yield and a write,
+ * so that two holders at once lose an update. */
+typedef struct shared {
+    dlock *l;
+    atomic_long counter;
+    atomic_int inside;       /* threads inside the critical section now */
+    atomic_int overlaps;     /* entries that found another thread inside */
+    atomic_int errors;       /* acquires or releases that did not return OK */
+    pthread_mutex_t mu;      /* guards first_error */
+    char first_error[256];   /* the first failed call, in words */
+} shared;
+
+static void shared_failed(shared *sh, const char *call, int rc)
+{
+    pthread_mutex_lock(&sh->mu);
+    if (atomic_fetch_add(&sh->errors, 1) == 0)
+        snprintf(sh->first_error, sizeof(sh->first_error), "%s returned %s (%s)", call,
+                 harness_result(rc), dlock_errstr(sh->l));
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static void *increment_rounds(void *arg)
+{
+    shared *sh = arg;
+    long n;
+    int i, rc;
+
+    for (i = 0; i < THREAD_ROUNDS; i++) {
+        if ((rc = dlock_acquire(sh->l)) != DLOCK_OK) {
+            shared_failed(sh, "acquire", rc);
+            return NULL;
+        }
+        if (atomic_fetch_add(&sh->inside, 1) != 0)
+            atomic_fetch_add(&sh->overlaps, 1);
+        n = atomic_load(&sh->counter);
+        sched_yield(); /* a second holder now would read the same n */
+        atomic_store(&sh->counter, n + 1);
+        atomic_fetch_sub(&sh->inside, 1);
+        if ((rc = dlock_release(sh->l)) != DLOCK_OK) {
+            shared_failed(sh, "release", rc);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_lock_shared_handle)
+{
+    pthread_t t[THREADS];
+    shared sh;
+    int i;
+
+    harness_title("%d threads share one handle, %d locked increments each: the counter ends "
+                  "at %d", THREADS, THREAD_ROUNDS, THREADS * THREAD_ROUNDS);
+    memset(&sh, 0, sizeof(sh));
+    pthread_mutex_init(&sh.mu, NULL);
+    sh.l = harness_lock(harness_server(), "shared", LEASE_MS, 30000);
+    for (i = 0; i < THREADS; i++)
+        ck_assert_msg(pthread_create(&t[i], NULL, increment_rounds, &sh) == 0,
+                      "cannot start a thread");
+    for (i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_msg(atomic_load(&sh.errors) == 0, "%d of the threads' calls on the shared handle "
+                  "failed, the first: %s; expected none", atomic_load(&sh.errors), sh.first_error);
+    ck_assert_msg(atomic_load(&sh.overlaps) == 0, "two threads of the shared handle were inside "
+                  "at once %d times; expected at most one holder", atomic_load(&sh.overlaps));
+    ck_assert_msg(atomic_load(&sh.counter) == THREADS * THREAD_ROUNDS, "%d threads x %d locked "
+                  "increments left the counter at %ld; expected %d", THREADS, THREAD_ROUNDS,
+                  atomic_load(&sh.counter), THREADS * THREAD_ROUNDS);
+    ck_assert_msg(exists("shared") == 0, "the key is still there after the last release");
+    pthread_mutex_destroy(&sh.mu);
+    dlock_free(sh.l);
+}
+END_TEST
+
 /* ---- errors --------------------------------------------------------------------- */
 
 /* An error result with a reason, not a crash or a hang. */
@@ -902,6 +984,7 @@ Suite *lock_suite(void)
     TCase *owner = server_tcase("ownership", 10);
     TCase *lease = server_tcase("lease", 20);
     TCase *contention = server_tcase("contention", 60);
+    TCase *threads = server_tcase("threads", 60);
     TCase *errors = server_tcase("errors", 20);
     TCase *contract = tcase_create("contract");
 
@@ -925,6 +1008,7 @@ Suite *lock_suite(void)
     if (CAPS.pubsub)
         tcase_add_test(lease, test_lock_waiter_keeps_connection);
     tcase_add_test(contention, test_lock_counter_contention);
+    tcase_add_test(threads, test_lock_shared_handle);
     tcase_add_test(errors, test_lock_connection_refused);
     tcase_add_test(errors, test_lock_server_killed_while_held);
     tcase_add_test(errors, test_lock_bad_name);
@@ -935,6 +1019,7 @@ Suite *lock_suite(void)
     suite_add_tcase(s, owner);
     suite_add_tcase(s, lease);
     suite_add_tcase(s, contention);
+    suite_add_tcase(s, threads);
     suite_add_tcase(s, errors);
     suite_add_tcase(s, contract);
     return s;

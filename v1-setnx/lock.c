@@ -6,6 +6,7 @@
  * The key has no time to live: a client that dies while holding it leaves
  * it behind forever, and every other client waits in vain (deadlock). */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ struct dlock {
     dlock_config cfg;               /* a copy: the caller's may go away */
     redisContext *c;                /* NULL until needed, and after an I/O error */
     char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
+    pthread_mutex_t mu;             /* one thread at a time on c and errstr:
+                                     * threads may share a handle */
 };
 
 /* Records why a call failed; returns DLOCK_ERR so callers can return it. */
@@ -143,7 +146,8 @@ static int check_config(dlock *l, const char *name, const dlock_config *cfg)
     return DLOCK_OK;
 }
 
-/* One attempt: OK when we took the lock, BUSY when someone else has it. */
+/* One attempt: OK when we took the lock, BUSY when someone else has it.
+ * Call with l->mu held. */
 static int try_acquire(dlock *l)
 {
     redisReply *r;
@@ -158,6 +162,32 @@ static int try_acquire(dlock *l)
         return DLOCK_BUSY;
     dlock_failpoint("acquire.after_setnx");
     return DLOCK_OK;
+}
+
+/* Gives the lock back: dlock_release with l->mu held. */
+static int release(dlock *l)
+{
+    redisReply *r;
+
+    r = command(l, "DEL %s", l->key);
+    if (r == NULL)
+        return DLOCK_ERR;
+    freeReplyObject(r);
+    return DLOCK_OK;
+}
+
+/* Runs one step of the protocol (one try, or the release) with l->mu
+ * held: threads may share a handle, and its connection and errstr serve
+ * one thread at a time. A waiter holds the guard for a try, never while it
+ * sleeps between tries, so it cannot keep the holder from releasing. */
+static int guarded(dlock *l, int (*step)(dlock *l))
+{
+    int rc;
+
+    pthread_mutex_lock(&l->mu);
+    rc = step(l);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
 }
 
 void dlock_config_init(dlock_config *cfg)
@@ -176,6 +206,7 @@ dlock *dlock_new(const char *name, const dlock_config *cfg)
 
     if (l == NULL)
         return NULL;
+    pthread_mutex_init(&l->mu, NULL);
     if (check_config(l, name, cfg) != DLOCK_OK)
         return l;
     l->cfg = *cfg;
@@ -197,7 +228,7 @@ int dlock_acquire(dlock *l)
     if (l->key == NULL)
         return DLOCK_ERR;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    while ((rc = try_acquire(l)) == DLOCK_BUSY) {
+    while ((rc = guarded(l, try_acquire)) == DLOCK_BUSY) {
         long left = l->cfg.wait_ms - elapsed_ms(&start);
 
         if (left <= 0)
@@ -209,15 +240,9 @@ int dlock_acquire(dlock *l)
 
 int dlock_release(dlock *l)
 {
-    redisReply *r;
-
     if (l->key == NULL)
         return DLOCK_ERR;
-    r = command(l, "DEL %s", l->key);
-    if (r == NULL)
-        return DLOCK_ERR;
-    freeReplyObject(r);
-    return DLOCK_OK;
+    return guarded(l, release);
 }
 
 const char *dlock_errstr(const dlock *l)
@@ -230,6 +255,7 @@ void dlock_free(dlock *l)
     if (l == NULL)
         return;
     redisFree(l->c);
+    pthread_mutex_destroy(&l->mu);
     free(l->key);
     free(l);
 }

@@ -10,6 +10,7 @@
  * went to someone else meanwhile. And a holder slower than its lease still
  * shares the lock with the next client. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ struct dlock {
     redisContext *c;                /* NULL until needed, and after an I/O error */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
     char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
+    pthread_mutex_t mu;             /* one thread at a time on c and errstr:
+                                     * threads may share a handle */
 };
 
 /* Records why a call failed; returns DLOCK_ERR so callers can return it. */
@@ -174,7 +177,8 @@ static void owner_token(const dlock *l, char *token, size_t len)
     snprintf(token, len, "%s:%ld", l->id, (long)gettid());
 }
 
-/* One attempt: OK when we took the lock, BUSY when someone else has it. */
+/* One attempt: OK when we took the lock, BUSY when someone else has it.
+ * Call with l->mu held. */
 static int try_acquire(dlock *l)
 {
     char token[TOKEN_LEN];
@@ -193,6 +197,45 @@ static int try_acquire(dlock *l)
     return DLOCK_OK;
 }
 
+/* Gives the lock back: dlock_release with l->mu held. */
+static int release(dlock *l)
+{
+    char token[TOKEN_LEN];
+    redisReply *r;
+    int ours;
+
+    owner_token(l, token, sizeof(token));
+    /* Look before deleting: the key may have expired and gone to another. */
+    r = command(l, "GET %s", l->key);
+    if (r == NULL)
+        return DLOCK_ERR;
+    ours = r->type == REDIS_REPLY_STRING && strcmp(r->str, token) == 0;
+    freeReplyObject(r);
+    if (!ours)
+        return DLOCK_NOT_OWNER;
+    dlock_failpoint("release.after_get");
+    /* A second command: the lock can change hands between GET and DEL. */
+    r = command(l, "DEL %s", l->key);
+    if (r == NULL)
+        return DLOCK_ERR;
+    freeReplyObject(r);
+    return DLOCK_OK;
+}
+
+/* Runs one step of the protocol (one try, or the release) with l->mu
+ * held: threads may share a handle, and its connection and errstr serve
+ * one thread at a time. A waiter holds the guard for a try, never while it
+ * sleeps between tries, so it cannot keep the holder from releasing. */
+static int guarded(dlock *l, int (*step)(dlock *l))
+{
+    int rc;
+
+    pthread_mutex_lock(&l->mu);
+    rc = step(l);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
 void dlock_config_init(dlock_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -209,6 +252,7 @@ dlock *dlock_new(const char *name, const dlock_config *cfg)
 
     if (l == NULL)
         return NULL;
+    pthread_mutex_init(&l->mu, NULL);
     if (check_config(l, name, cfg) != DLOCK_OK)
         return l;
     l->cfg = *cfg;
@@ -232,7 +276,7 @@ int dlock_acquire(dlock *l)
     if (l->key == NULL)
         return DLOCK_ERR;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    while ((rc = try_acquire(l)) == DLOCK_BUSY) {
+    while ((rc = guarded(l, try_acquire)) == DLOCK_BUSY) {
         long left = l->cfg.wait_ms - elapsed_ms(&start);
 
         if (left <= 0)
@@ -244,28 +288,9 @@ int dlock_acquire(dlock *l)
 
 int dlock_release(dlock *l)
 {
-    char token[TOKEN_LEN];
-    redisReply *r;
-    int ours;
-
     if (l->key == NULL)
         return DLOCK_ERR;
-    owner_token(l, token, sizeof(token));
-    /* Look before deleting: the key may have expired and gone to another. */
-    r = command(l, "GET %s", l->key);
-    if (r == NULL)
-        return DLOCK_ERR;
-    ours = r->type == REDIS_REPLY_STRING && strcmp(r->str, token) == 0;
-    freeReplyObject(r);
-    if (!ours)
-        return DLOCK_NOT_OWNER;
-    dlock_failpoint("release.after_get");
-    /* A second command: the lock can change hands between GET and DEL. */
-    r = command(l, "DEL %s", l->key);
-    if (r == NULL)
-        return DLOCK_ERR;
-    freeReplyObject(r);
-    return DLOCK_OK;
+    return guarded(l, release);
 }
 
 const char *dlock_errstr(const dlock *l)
@@ -278,6 +303,7 @@ void dlock_free(dlock *l)
     if (l == NULL)
         return;
     redisFree(l->c);
+    pthread_mutex_destroy(&l->mu);
     free(l->key);
     free(l);
 }

@@ -11,6 +11,7 @@
  * the same thread cannot take the lock twice; and a failover to a replica
  * that never received the key hands the lock to a second client. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,8 @@ struct dlock {
     redisContext *c;                /* NULL until needed, and after an I/O error */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
     char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
+    pthread_mutex_t mu;             /* one thread at a time on c and errstr:
+                                     * threads may share a handle */
 };
 
 /* Records why a call failed; returns DLOCK_ERR so callers can return it. */
@@ -200,7 +203,8 @@ static redisReply *eval_unlock(dlock *l, const char *token)
     return r;
 }
 
-/* One attempt: OK when we took the lock, BUSY when someone else has it. */
+/* One attempt: OK when we took the lock, BUSY when someone else has it.
+ * Call with l->mu held. */
 static int try_acquire(dlock *l)
 {
     char token[TOKEN_LEN];
@@ -219,6 +223,39 @@ static int try_acquire(dlock *l)
     return DLOCK_OK;
 }
 
+/* Gives the lock back: dlock_release with l->mu held. */
+static int release(dlock *l)
+{
+    char token[TOKEN_LEN];
+    redisReply *r;
+    int ours;
+
+    owner_token(l, token, sizeof(token));
+    /* One script: nothing runs between the check and the delete. */
+    r = eval_unlock(l, token);
+    if (r == NULL)
+        return DLOCK_ERR;
+    ours = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    if (!ours)
+        return DLOCK_NOT_OWNER;
+    return DLOCK_OK;
+}
+
+/* Runs one step of the protocol (one try, or the release) with l->mu
+ * held: threads may share a handle, and its connection and errstr serve
+ * one thread at a time. A waiter holds the guard for a try, never while it
+ * sleeps between tries, so it cannot keep the holder from releasing. */
+static int guarded(dlock *l, int (*step)(dlock *l))
+{
+    int rc;
+
+    pthread_mutex_lock(&l->mu);
+    rc = step(l);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
 void dlock_config_init(dlock_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -235,6 +272,7 @@ dlock *dlock_new(const char *name, const dlock_config *cfg)
 
     if (l == NULL)
         return NULL;
+    pthread_mutex_init(&l->mu, NULL);
     if (check_config(l, name, cfg) != DLOCK_OK)
         return l;
     l->cfg = *cfg;
@@ -258,7 +296,7 @@ int dlock_acquire(dlock *l)
     if (l->key == NULL)
         return DLOCK_ERR;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    while ((rc = try_acquire(l)) == DLOCK_BUSY) {
+    while ((rc = guarded(l, try_acquire)) == DLOCK_BUSY) {
         long left = l->cfg.wait_ms - elapsed_ms(&start);
 
         if (left <= 0)
@@ -270,22 +308,9 @@ int dlock_acquire(dlock *l)
 
 int dlock_release(dlock *l)
 {
-    char token[TOKEN_LEN];
-    redisReply *r;
-    int ours;
-
     if (l->key == NULL)
         return DLOCK_ERR;
-    owner_token(l, token, sizeof(token));
-    /* One script: nothing runs between the check and the delete. */
-    r = eval_unlock(l, token);
-    if (r == NULL)
-        return DLOCK_ERR;
-    ours = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    freeReplyObject(r);
-    if (!ours)
-        return DLOCK_NOT_OWNER;
-    return DLOCK_OK;
+    return guarded(l, release);
 }
 
 const char *dlock_errstr(const dlock *l)
@@ -298,6 +323,7 @@ void dlock_free(dlock *l)
     if (l == NULL)
         return;
     redisFree(l->c);
+    pthread_mutex_destroy(&l->mu);
     free(l->key);
     free(l);
 }

@@ -295,6 +295,45 @@ static int try_acquire(dlock *l, long *ttl_ms)
     return taken ? DLOCK_OK : DLOCK_BUSY;
 }
 
+/* Gives the lock back: dlock_release with l->mu held. */
+static int release(dlock *l)
+{
+    char token[TOKEN_LEN];
+    redisReply *r;
+    int ours, still_held;
+
+    owner_token(l, token, sizeof(token));
+    /* One script: the count, the delete and the wake-up in one step. */
+    r = eval_script(l, &unlock_script, token);
+    if (r == NULL)
+        return DLOCK_ERR;
+    ours = r->type == REDIS_REPLY_INTEGER;
+    still_held = ours && r->integer == 0;
+    freeReplyObject(r);
+    /* Not ours any more means the lease ran out under us: lost. */
+    if (l->holder == gettid())
+        l->holds = still_held ? l->holds - 1 : 0;
+    if (l->holds == 0)
+        l->holder = 0;
+    if (!ours)
+        return DLOCK_NOT_OWNER;
+    return DLOCK_OK;
+}
+
+/* Runs one step of the protocol (one try, or the release) with l->mu
+ * held: threads may share a handle, and its connection and errstr serve
+ * one thread at a time. A waiter holds the guard for a try, never while it
+ * sleeps between tries, so it cannot keep the holder from releasing. */
+static int guarded(dlock *l, int (*step)(dlock *l))
+{
+    int rc;
+
+    pthread_mutex_lock(&l->mu);
+    rc = step(l);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
 /* Records an error from a thread that does not hold l->mu. */
 static int fail(dlock *l, const char *what, const char *why)
 {
@@ -464,20 +503,18 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
-/* Sets up the mutex, a condition on the monotonic clock (wall clock jumps
+/* Sets up a condition on the monotonic clock (wall clock jumps
  * must not skip a renewal) and the watchdog thread. */
 static int start_watchdog(dlock *l)
 {
     pthread_condattr_t attr;
 
-    pthread_mutex_init(&l->mu, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&l->wake, &attr);
     pthread_condattr_destroy(&attr);
     if (pthread_create(&l->watchdog, NULL, watchdog, l) != 0) {
         pthread_cond_destroy(&l->wake);
-        pthread_mutex_destroy(&l->mu);
         return set_error(l, "cannot start the watchdog thread");
     }
     l->watching = 1;
@@ -511,6 +548,7 @@ dlock *dlock_new(const char *name, const dlock_config *cfg)
 
     if (l == NULL)
         return NULL;
+    pthread_mutex_init(&l->mu, NULL);
     if (check_config(l, name, cfg) != DLOCK_OK)
         return l;
     l->cfg = *cfg;
@@ -561,32 +599,9 @@ int dlock_acquire(dlock *l)
 
 int dlock_release(dlock *l)
 {
-    char token[TOKEN_LEN];
-    redisReply *r;
-    int ours, still_held;
-
     if (l->key == NULL)
         return DLOCK_ERR;
-    owner_token(l, token, sizeof(token));
-    pthread_mutex_lock(&l->mu);
-    /* One script: the count, the delete and the wake-up in one step. */
-    r = eval_script(l, &unlock_script, token);
-    if (r == NULL) {
-        pthread_mutex_unlock(&l->mu);
-        return DLOCK_ERR;
-    }
-    ours = r->type == REDIS_REPLY_INTEGER;
-    still_held = ours && r->integer == 0;
-    freeReplyObject(r);
-    /* Not ours any more means the lease ran out under us: lost. */
-    if (l->holder == gettid())
-        l->holds = still_held ? l->holds - 1 : 0;
-    if (l->holds == 0)
-        l->holder = 0;
-    pthread_mutex_unlock(&l->mu);
-    if (!ours)
-        return DLOCK_NOT_OWNER;
-    return DLOCK_OK;
+    return guarded(l, release);
 }
 
 const char *dlock_errstr(const dlock *l)
@@ -605,10 +620,10 @@ void dlock_free(dlock *l)
         pthread_mutex_unlock(&l->mu);
         pthread_join(l->watchdog, NULL);
         pthread_cond_destroy(&l->wake);
-        pthread_mutex_destroy(&l->mu);
     }
     redisFree(l->c);
     redisFree(l->sub);
+    pthread_mutex_destroy(&l->mu);
     free(l->channel);
     free(l->key);
     free(l);
