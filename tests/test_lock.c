@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -891,23 +892,50 @@ END_TEST
 
 START_TEST(test_lock_bad_lease)
 {
-    const long leases[] = { 0, -1 };
+    const long leases[] = { 0, -1, DLOCK_MIN_LEASE_MS - 1, DLOCK_MAX_LEASE_MS + 1, LONG_MAX };
+    char range[64];
     dlock *l;
     int i;
 
-    harness_title(CAPS.has_ttl ? "a lease of 0 or less: ERR with a reason"
-                               : "v1 ignores the lease, even 0 or less");
-    for (i = 0; i < 2; i++) {
+    harness_title("a lease out of %ld..%ld ms (0, -1, one off each end, LONG_MAX): ERR naming "
+                  "the range, no key", DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS);
+    snprintf(range, sizeof(range), "%ld to %ld ms", DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS);
+    for (i = 0; i < (int)(sizeof(leases) / sizeof(leases[0])); i++) {
         l = harness_lock(harness_server(), "lease-check", leases[i], 0);
-        if (CAPS.has_ttl) {
-            assert_error(l, dlock_acquire(l), "acquire", "for a lease <= 0");
-            ck_assert_msg(exists("lease-check") == 0, "an acquire with lease %ld created the key",
-                          leases[i]);
-        } else {
-            ck_assert_msg(dlock_acquire(l) == DLOCK_OK, "v1 has no lease: expected acquire with "
-                          "lease %ld to work, got: %s", leases[i], dlock_errstr(l));
-            release_ok(l, "A");
-        }
+        assert_error(l, dlock_acquire(l), "acquire", "for a lease out of range");
+        ck_assert_msg(strstr(dlock_errstr(l), range) != NULL, "the error for lease %ld is \"%s\"; "
+                      "expected it to name the valid range \"%s\"", leases[i], dlock_errstr(l),
+                      range);
+        ck_assert_msg(exists("lease-check") == 0, "an acquire with lease %ld created the key",
+                      leases[i]);
+        dlock_free(l);
+    }
+}
+END_TEST
+
+START_TEST(test_lock_lease_bounds)
+{
+    const long leases[] = { DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS };
+    long long pttl;
+    dlock *l;
+    int i, rc;
+
+    harness_title("the leases at both ends of the range are taken (%ld and %ld ms)",
+                  DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS);
+    for (i = 0; i < 2; i++) {
+        l = harness_lock(harness_server(), "lease-edge", leases[i], 0);
+        rc = dlock_acquire(l);
+        pttl = harness_int(harness_redis(), "PTTL lease-edge");
+        ck_assert_msg(rc == DLOCK_OK, "expected acquire with lease %ld to work, got %s (%s)",
+                      leases[i], harness_result(rc), dlock_errstr(l));
+        /* The short lease may have run out already (-2); the key never
+         * lives longer than its lease. */
+        if (CAPS.has_ttl)
+            ck_assert_msg(pttl == -2 || (pttl > 0 && pttl <= leases[i]), "lease %ld left PTTL "
+                          "%lld; expected 0 < PTTL <= the lease", leases[i], pttl);
+        rc = dlock_release(l);
+        ck_assert_msg(rc != DLOCK_ERR, "release with lease %ld failed: %s", leases[i],
+                      dlock_errstr(l));
         dlock_free(l);
     }
 }
@@ -1013,6 +1041,7 @@ Suite *lock_suite(void)
     tcase_add_test(errors, test_lock_server_killed_while_held);
     tcase_add_test(errors, test_lock_bad_name);
     tcase_add_test(errors, test_lock_bad_lease);
+    tcase_add_test(errors, test_lock_lease_bounds);
     tcase_add_checked_fixture(contract, harness_test_setup, harness_test_teardown);
     tcase_add_test(contract, test_lock_header_identical);
     suite_add_tcase(s, basics);

@@ -27,8 +27,19 @@
  * provider follows a failover to the current primary. */
 typedef redisContext *dlock_connect_fn(void *arg, char *errstr, size_t errlen);
 
+/* The range of lease_ms, checked by dlock_new in every stage before
+ * anything is sent. At the low end a watchdog that renews every lease/3
+ * still has 10 ms for a round trip and a thread wake-up. At the high end,
+ * 2^31-1 ms (24.8 days) is the longest a waiter can sleep in one poll()
+ * while it waits out a TTL. Redis accepts any PX or PEXPIRE for which now
+ * plus the lease fits in 64 bits of milliseconds, so it takes every lease
+ * in this range, and a script never fails on one halfway. */
+#define DLOCK_MIN_LEASE_MS 30L
+#define DLOCK_MAX_LEASE_MS 2147483647L
+
 typedef struct dlock_config {
-    long lease_ms;             /* the key's time to live, where a stage sets one */
+    long lease_ms;             /* the key's time to live, where a stage sets one;
+                                * DLOCK_MIN_LEASE_MS to DLOCK_MAX_LEASE_MS */
     long wait_ms;              /* acquire's budget; 0 = try once */
     long retry_ms;             /* pause between tries, in stages that poll */
     dlock_connect_fn *connect; /* NULL: the default provider, host:port below */

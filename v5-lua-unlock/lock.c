@@ -152,15 +152,18 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-/* Rejects what no call could work with, once, at dlock_new. */
+/* Rejects what no call could work with, once, at dlock_new. The lease is
+ * checked even in a stage that sets no TTL, so that a config works in
+ * every stage or in none. */
 static int check_config(dlock *l, const char *name, const dlock_config *cfg)
 {
     if (name == NULL || name[0] == '\0')
         return set_error(l, "lock name is empty: give each lock a name");
     if (cfg == NULL)
         return set_error(l, "config is NULL: call dlock_config_init first");
-    if (cfg->lease_ms <= 0)
-        return set_error(l, "lease_ms must be > 0: the key needs a lease");
+    if (cfg->lease_ms < DLOCK_MIN_LEASE_MS || cfg->lease_ms > DLOCK_MAX_LEASE_MS)
+        return set_error(l, "lease_ms %ld is out of range: give %ld to %ld ms",
+                         cfg->lease_ms, DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS);
     if (cfg->wait_ms < 0 || cfg->retry_ms <= 0)
         return set_error(l, "wait_ms must be >= 0 and retry_ms > 0");
     if (cfg->connect == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
