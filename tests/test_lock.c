@@ -941,6 +941,58 @@ START_TEST(test_lock_lease_bounds)
 }
 END_TEST
 
+/* A provider that logs in as "nopexpire", a user who may run every command
+ * but PEXPIRE (also not from a script). */
+static redisContext *connect_no_pexpire(void *arg, char *errstr, size_t errlen)
+{
+    redisContext *c = sim_server_connect(arg, 1000, errstr, errlen);
+    redisReply *r;
+    int ok;
+
+    if (c == NULL)
+        return NULL;
+    r = redisCommand(c, "AUTH nopexpire pw");
+    ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+    snprintf(errstr, errlen, "AUTH nopexpire failed");
+    freeReplyObject(r);
+    if (!ok) {
+        redisFree(c);
+        return NULL;
+    }
+    return c;
+}
+
+START_TEST(test_lock_pexpire_refused)
+{
+    dlock_config cfg;
+    long long pttl;
+    dlock *l;
+    int rc;
+
+    harness_title("the server refuses PEXPIRE: acquire fails or sets a TTL, never leaves a key "
+                  "without one");
+    harness_status(harness_redis(), "ACL SETUSER nopexpire on >pw ~* &* +@all -pexpire");
+    harness_config(&cfg, harness_server(), LEASE_MS, 0);
+    cfg.connect = connect_no_pexpire;
+    cfg.connect_arg = (void *)harness_server();
+    l = dlock_new("refused", &cfg);
+    ck_assert_msg(l != NULL, "dlock_new returned NULL");
+    rc = dlock_acquire(l);
+    pttl = harness_int(harness_redis(), "PTTL refused");
+    printf("  acquire returned %s%s%s; PTTL %lld\n", harness_result(rc), rc == DLOCK_ERR ? ": " : "",
+           rc == DLOCK_ERR ? dlock_errstr(l) : "", pttl);
+    ck_assert_msg(pttl != -1, "acquire returned %s (%s) and left the key with no TTL: it would "
+                  "never expire", harness_result(rc), dlock_errstr(l));
+    ck_assert_msg((rc == DLOCK_OK && pttl > 0) || (rc == DLOCK_ERR && pttl == -2), "acquire "
+                  "returned %s with PTTL %lld; expected OK with a TTL or ERR with no key",
+                  harness_result(rc), pttl);
+    if (rc == DLOCK_OK)
+        release_ok(l, "A");
+    dlock_free(l);
+    harness_int(harness_redis(), "ACL DELUSER nopexpire");
+}
+END_TEST
+
 /* ---- the contract ---------------------------------------------------------------- */
 
 /* Reads a whole small file into buf; returns its length, or -1. */
@@ -1042,6 +1094,8 @@ Suite *lock_suite(void)
     tcase_add_test(errors, test_lock_bad_name);
     tcase_add_test(errors, test_lock_bad_lease);
     tcase_add_test(errors, test_lock_lease_bounds);
+    if (CAPS.has_ttl)
+        tcase_add_test(errors, test_lock_pexpire_refused);
     tcase_add_checked_fixture(contract, harness_test_setup, harness_test_teardown);
     tcase_add_test(contract, test_lock_header_identical);
     suite_add_tcase(s, basics);

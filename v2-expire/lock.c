@@ -154,6 +154,19 @@ static int check_config(dlock *l, const char *name, const dlock_config *cfg)
     return DLOCK_OK;
 }
 
+/* PEXPIRE failed after our SETNX, so the key would never expire: delete
+ * it again (command reconnects if the connection broke) and report
+ * PEXPIRE's error. Only a client that dies first leaves the key behind. */
+static int undo_setnx(dlock *l)
+{
+    char why[DLOCK_ERRSTR_LEN];
+
+    memcpy(why, l->errstr, sizeof(why));
+    freeReplyObject(command(l, "DEL %s", l->key));
+    memcpy(l->errstr, why, sizeof(why));
+    return DLOCK_ERR;
+}
+
 /* One attempt: OK when we took the lock, BUSY when someone else has it.
  * Call with l->mu held. */
 static int try_acquire(dlock *l)
@@ -172,7 +185,7 @@ static int try_acquire(dlock *l)
     /* A second command: dying before it leaves a key that never expires. */
     r = command(l, "PEXPIRE %s %ld", l->key, l->cfg.lease_ms);
     if (r == NULL)
-        return DLOCK_ERR;
+        return undo_setnx(l);
     freeReplyObject(r);
     return DLOCK_OK;
 }

@@ -45,16 +45,20 @@
 /* Every script gets KEYS = {key, channel}, ARGV = {lease, field, message},
  * so one helper runs them all. */
 
-/* Take the lock if it is free or already ours; else say how long it lives. */
+/* Take the lock if it is free or already ours; else say how long it lives.
+ * Redis does not undo a script that fails halfway, so PEXPIRE also runs
+ * before HINCRBY: a lease it refuses fails there, before a hash without a
+ * TTL exists (on a missing key PEXPIRE checks the lease and sets nothing). */
 #define LOCK_SCRIPT                                             \
     "if redis.call('exists', KEYS[1]) == 0\n"                   \
     "        or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n" \
+    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"             \
     "    redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"          \
     "    redis.call('pexpire', KEYS[1], ARGV[1])\n"             \
     "    return nil\n"                                          \
     "end\n"                                                     \
     "return redis.call('pttl', KEYS[1])\n"
-#define LOCK_SHA "bdb0cc3131fff46b7866a2f1de459d4b6743197a"
+#define LOCK_SHA "2f9efebfeaa4e75979cac55323fcb95cce585cbc"
 
 /* Drop one hold; the last one deletes the key and wakes the waiters. */
 #define UNLOCK_SCRIPT                                           \
