@@ -865,6 +865,58 @@ START_TEST(test_lock_server_killed_while_held)
 }
 END_TEST
 
+/* The provider of the demotion test: a connection to whichever server
+ * *arg points at now, as a provider that follows a failover would give. */
+static redisContext *connect_current(void *arg, char *errstr, size_t errlen)
+{
+    const sim_server *const *current = arg;
+
+    return sim_server_connect(*current, 1000, errstr, errlen);
+}
+
+START_TEST(test_lock_demoted_primary)
+{
+    const sim_server *current;
+    sim_server old;
+    dlock_config cfg;
+    redisContext *c;
+    dlock *l;
+    int rc;
+
+    harness_title("the server turns into a replica under a handle: READONLY, then the provider's "
+                  "new primary");
+    harness_server_start(&old);
+    current = &old;
+    harness_config(&cfg, &old, LEASE_MS, 0);
+    cfg.connect = connect_current;
+    cfg.connect_arg = &current;
+    l = dlock_new("demoted", &cfg);
+    ck_assert_msg(l != NULL, "dlock_new returned NULL");
+    ck_assert_msg(dlock_acquire(l) == DLOCK_OK, "could not take the lock on the first primary: %s",
+                  dlock_errstr(l));
+    release_ok(l, "A");
+    /* A failover: the handle's server becomes a replica of the tcase's
+     * server, and the provider now returns the new primary. */
+    c = harness_connect(&old);
+    harness_status(c, "REPLICAOF 127.0.0.1 %d", harness_server()->port);
+    redisFree(c);
+    current = harness_server();
+    rc = dlock_acquire(l);
+    ck_assert_msg(rc == DLOCK_ERR && strstr(dlock_errstr(l), "READONLY") != NULL, "expected ERR "
+                  "with READONLY from the demoted server, got %s (%s)", harness_result(rc),
+                  dlock_errstr(l));
+    printf("  acquire on the demoted server: \"%s\"\n", dlock_errstr(l));
+    rc = dlock_acquire(l);
+    ck_assert_msg(rc == DLOCK_OK, "expected the next acquire to reach the new primary through the "
+                  "provider, got %s (%s): the handle kept the demoted server", harness_result(rc),
+                  dlock_errstr(l));
+    ck_assert_msg(exists("demoted") == 1, "acquire returned OK but the new primary has no key");
+    release_ok(l, "A");
+    dlock_free(l);
+    sim_server_stop(&old);
+}
+END_TEST
+
 START_TEST(test_lock_bad_name)
 {
     const char *names[] = { "", NULL };
@@ -1091,6 +1143,7 @@ Suite *lock_suite(void)
     tcase_add_test(threads, test_lock_shared_handle);
     tcase_add_test(errors, test_lock_connection_refused);
     tcase_add_test(errors, test_lock_server_killed_while_held);
+    tcase_add_test(errors, test_lock_demoted_primary);
     tcase_add_test(errors, test_lock_bad_name);
     tcase_add_test(errors, test_lock_bad_lease);
     tcase_add_test(errors, test_lock_lease_bounds);

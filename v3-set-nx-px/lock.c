@@ -91,9 +91,16 @@ static int ensure_connected(dlock *l)
     return DLOCK_OK;
 }
 
+/* Drops the connection: the next call asks the provider for a new one. */
+static void disconnect(dlock *l)
+{
+    redisFree(l->c);
+    l->c = NULL;
+}
+
 /* Sends one command. Returns its reply, or NULL with errstr set when the
- * connection failed (it is then dropped, so the next call reconnects) or
- * the server answered with an error. */
+ * connection failed or the server answered with an error. After an I/O
+ * error or READONLY the connection is dropped, so the next call reconnects. */
 static redisReply *command(dlock *l, const char *fmt, ...)
 {
     redisReply *r;
@@ -106,12 +113,15 @@ static redisReply *command(dlock *l, const char *fmt, ...)
     va_end(ap);
     if (r == NULL) {
         set_error(l, "I/O error: %s", l->c->errstr);
-        redisFree(l->c);
-        l->c = NULL;
+        disconnect(l);
         return NULL;
     }
     if (r->type == REDIS_REPLY_ERROR) {
         set_error(l, "server error: %s", r->str);
+        /* A replica refuses writes: a failover demoted this server, so
+         * ask the provider for the primary, as after an I/O error. */
+        if (strncmp(r->str, "READONLY", 8) == 0)
+            disconnect(l);
         freeReplyObject(r);
         return NULL;
     }

@@ -6,8 +6,9 @@
  *
  * Failure contract, the hiredis way: every call returns a result code;
  * DLOCK_ERR means dlock_errstr() says what went wrong in one line. Stage code
- * never prints and never exits. After an I/O error the lock drops its
- * connection and asks the provider for a new one on its next call. */
+ * never prints and never exits. After an I/O error, or a READONLY reply
+ * (a failover made the server a replica), the lock drops its connection
+ * and asks the provider for a new one on its next call. */
 #ifndef DLOCK_LOCK_H
 #define DLOCK_LOCK_H
 
