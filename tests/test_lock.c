@@ -647,6 +647,71 @@ START_TEST(test_lock_waiter_keeps_connection)
 }
 END_TEST
 
+/* Closes, from the server's side (CLIENT KILL), every connection whose
+ * last command was cmd. Returns how many it closed. */
+static int kill_clients_by_last_command(const char *cmd)
+{
+    char want[64];
+    const char *line;
+    redisReply *r;
+    int killed = 0;
+    long long id;
+
+    snprintf(want, sizeof(want), " cmd=%s ", cmd);
+    r = redisCommand(harness_redis(), "CLIENT LIST");
+    ck_assert_msg(r != NULL && r->type == REDIS_REPLY_STRING, "CLIENT LIST failed");
+    for (line = r->str; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *end = strchr(line, '\n');
+        const char *hit = strstr(line, want);
+
+        if (hit == NULL || (end != NULL && hit > end) || sscanf(line, "id=%lld", &id) != 1)
+            continue;
+        killed += harness_int(harness_redis(), "CLIENT KILL ID %lld", id) == 1;
+    }
+    freeReplyObject(r);
+    return killed;
+}
+
+/* One contended acquire of w, released by a; w's results must be OK. */
+static void wait_for_release(attempt *w, dlock *a, const char *channel, const char *when)
+{
+    int subscribed;
+    pthread_t t;
+
+    run_in_thread(&t, w);
+    subscribed = await_subscribers(channel, 1, 2000) > 0;
+    release_ok(a, "A");
+    pthread_join(t, NULL);
+    ck_assert_msg(w->rc == DLOCK_OK && w->release_rc == DLOCK_OK, "%s: the waiter's acquire and "
+                  "release returned %s and %s (%s); expected OK", when, harness_result(w->rc),
+                  harness_result(w->release_rc), dlock_errstr(w->l));
+    ck_assert_msg(subscribed, "%s: the waiter got the lock but never subscribed to %s", when,
+                  channel);
+}
+
+START_TEST(test_lock_waiter_resubscribes)
+{
+    const char *channel = "redisson_lock__channel:{resub}";
+    attempt w = { NULL, -2, -2, 0 };
+    dlock *a;
+
+    harness_title("the server closes the waiter's kept pub/sub connection: the next wait opens "
+                  "a new one");
+    a = take("A", "resub", LEASE_MS);
+    w.l = harness_lock(harness_server(), "resub", LEASE_MS, 5000);
+    wait_for_release(&w, a, channel, "the first wait");
+    ck_assert_msg(await_subscribers(channel, 0, 1000) == 0, "the waiter is still subscribed");
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the free lock again (%s)",
+                  dlock_errstr(a));
+    /* The kept connection is the one whose last command was UNSUBSCRIBE. */
+    ck_assert_msg(kill_clients_by_last_command("unsubscribe") == 1, "expected to close exactly "
+                  "one kept pub/sub connection");
+    wait_for_release(&w, a, channel, "the wait after CLIENT KILL");
+    dlock_free(w.l);
+    dlock_free(a);
+}
+END_TEST
+
 /* ---- contention -------------------------------------------------------------- */
 
 /* One client process: rounds read-modify-writes of the counter under the
@@ -1137,8 +1202,10 @@ Suite *lock_suite(void)
     tcase_add_test(lease, test_lock_waiter_wakes);
     if (CAPS.reentrant)
         tcase_add_test(lease, test_lock_redisson_layout);
-    if (CAPS.pubsub)
+    if (CAPS.pubsub) {
         tcase_add_test(lease, test_lock_waiter_keeps_connection);
+        tcase_add_test(lease, test_lock_waiter_resubscribes);
+    }
     tcase_add_test(contention, test_lock_counter_contention);
     tcase_add_test(threads, test_lock_shared_handle);
     tcase_add_test(errors, test_lock_connection_refused);

@@ -369,37 +369,48 @@ static int is_subscribed(const redisReply *r)
            strcmp(r->element[0]->str, "subscribe") == 0;
 }
 
+/* Sends SUBSCRIBE on sub and reads up to the server's confirmation. What
+ * the last wait left unread (its UNSUBSCRIBE's answer, messages about
+ * earlier releases) comes before the confirmation and is skipped. 0, or
+ * -1 when the connection failed (sub->errstr says why). */
+static int subscribe_on(dlock *l, redisContext *sub)
+{
+    redisReply *r = NULL;
+
+    if (redisAppendCommand(sub, "SUBSCRIBE %s", l->channel) != REDIS_OK)
+        return -1;
+    do {
+        freeReplyObject(r);
+        if (redisGetReply(sub, (void **)&r) != REDIS_OK)
+            return -1;
+    } while (!is_subscribed(r));
+    freeReplyObject(r);
+    return 0;
+}
+
 /* Subscribes a waiter to the unlock channel, on the connection the last
- * wait kept or on a new one. What the last wait left unread (its
- * UNSUBSCRIBE's answer, messages about earlier releases) comes before the
- * confirmation and is skipped. NULL with errstr set on failure. */
+ * wait kept or on a new one. The kept one may have died since (the server
+ * closed it, or went away): then a new one from the provider, as after a
+ * failed command. NULL with errstr set on failure. */
 static redisContext *subscribe(dlock *l)
 {
     char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
     redisContext *sub;
-    redisReply *r = NULL;
 
     pthread_mutex_lock(&l->mu);
     sub = l->sub;
     l->sub = NULL;
     pthread_mutex_unlock(&l->mu);
-    if (sub == NULL)
-        sub = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
+    if (sub != NULL && subscribe_on(l, sub) == 0)
+        return sub;
+    redisFree(sub);
+    sub = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
     if (sub == NULL) {
         fail(l, "subscribe", why);
         return NULL;
     }
-    if (redisAppendCommand(sub, "SUBSCRIBE %s", l->channel) != REDIS_OK)
-        goto broken;
-    do {
-        freeReplyObject(r);
-        if (redisGetReply(sub, (void **)&r) != REDIS_OK)
-            goto broken;
-    } while (!is_subscribed(r));
-    freeReplyObject(r);
-    return sub;
-
-broken:
+    if (subscribe_on(l, sub) == 0)
+        return sub;
     fail(l, "subscribe", sub->errstr);
     redisFree(sub);
     return NULL;
