@@ -712,6 +712,32 @@ START_TEST(test_lock_waiter_resubscribes)
 }
 END_TEST
 
+START_TEST(test_lock_watchdog_error_hidden)
+{
+    const long lease = 10 * SHORT_LEASE_MS; /* a renewal every second */
+    long long before;
+    int64_t t0;
+    dlock *a;
+
+    harness_title("the watchdog's I/O error stays out of a later successful release's errstr");
+    a = take("A", "wd-error", lease);
+    before = connections_received();
+    /* The handle's only connection; its last command ran a script. */
+    ck_assert_msg(kill_clients_by_last_command("evalsha") + kill_clients_by_last_command("eval")
+                  == 1, "expected to close exactly one connection of the handle");
+    /* The watchdog's next renewal fails; the one after reconnects. */
+    t0 = harness_now_ms();
+    while (connections_received() == before && harness_now_ms() - t0 < 4 * lease)
+        harness_sleep_ms(10);
+    ck_assert_msg(connections_received() > before, "the watchdog did not reconnect within %ld ms "
+                  "(4 leases) of losing its connection", 4 * lease);
+    release_ok(a, "A");
+    ck_assert_msg(dlock_errstr(a)[0] == '\0', "a successful release left dlock_errstr \"%s\"; "
+                  "expected \"\": no call of A failed", dlock_errstr(a));
+    dlock_free(a);
+}
+END_TEST
+
 /* ---- contention -------------------------------------------------------------- */
 
 /* One client process: rounds read-modify-writes of the counter under the
@@ -1206,6 +1232,8 @@ Suite *lock_suite(void)
         tcase_add_test(lease, test_lock_waiter_keeps_connection);
         tcase_add_test(lease, test_lock_waiter_resubscribes);
     }
+    if (CAPS.watchdog)
+        tcase_add_test(lease, test_lock_watchdog_error_hidden);
     tcase_add_test(contention, test_lock_counter_contention);
     tcase_add_test(threads, test_lock_shared_handle);
     tcase_add_test(errors, test_lock_connection_refused);

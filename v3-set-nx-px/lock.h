@@ -73,7 +73,10 @@ int dlock_acquire(dlock *l);
 int dlock_release(dlock *l);
 
 /* The last failed call's reason, "" when none has failed. When threads
- * share one handle, it is the reason of whichever failed last. */
+ * share one handle, it is the reason of whichever failed last. Only
+ * dlock_new, dlock_acquire and dlock_release write it: a thread that a
+ * stage runs behind the handle (v6's watchdog) never does, so a call that
+ * succeeded never finds an error here that no call returned. */
 const char *dlock_errstr(const dlock *l);
 
 /* Closes the connections, stops any thread, frees the handle. NULL is ok. */

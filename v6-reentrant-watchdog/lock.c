@@ -462,14 +462,17 @@ static void wait_unlock(redisContext **sub, long ms)
 
 /* Renews the lease if the lock is still held through this handle. The
  * script checks the field, so a late renewal never revives a lock that was
- * released or lost. Call with l->mu held. */
+ * released or lost. errstr belongs to the callers (lock.h): the watchdog
+ * puts back what their last failed call said. Call with l->mu held. */
 static void renew(dlock *l)
 {
-    char token[TOKEN_LEN];
+    char token[TOKEN_LEN], callers[DLOCK_ERRSTR_LEN];
     redisReply *r;
 
     snprintf(token, sizeof(token), "%s:%ld", l->id, (long)l->holder);
+    memcpy(callers, l->errstr, sizeof(callers));
     r = eval_script(l, &renew_script, token);
+    memcpy(l->errstr, callers, sizeof(callers));
     if (r == NULL)
         return; /* I/O error: the next period reconnects and tries again */
     if (r->type == REDIS_REPLY_INTEGER && r->integer == 0) {
