@@ -574,12 +574,23 @@ static void expect_unlock_message(redisContext *sub, const char *channel)
     freeReplyObject(r);
 }
 
+/* Releases a, and expects the unlock message on channel. */
+static void release_publishes(dlock *a, const char *channel)
+{
+    redisContext *sub = harness_connect(harness_server());
+    redisReply *r = redisCommand(sub, "SUBSCRIBE %s", channel);
+
+    ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY, "SUBSCRIBE %s failed", channel);
+    freeReplyObject(r);
+    release_ok(a, "A");
+    expect_unlock_message(sub, channel);
+    redisFree(sub);
+}
+
 START_TEST(test_lock_redisson_layout)
 {
     const char *channel = "redisson_lock__channel:{orders}";
     char value[128], id[TOKEN_HEX + 1];
-    redisContext *sub;
-    redisReply *r;
     dlock *a;
 
     harness_title("Redisson's layout: hash field <uuid>:<thread> = 1, \"0\" published on release");
@@ -589,13 +600,19 @@ START_TEST(test_lock_redisson_layout)
                   strcmp(strchr(value, '=') + 1, "1") == 0,
                   "expected one hash field '<32 hex>:%ld' with value 1, HGETALL gives '%s'",
                   (long)gettid(), value);
-    sub = harness_connect(harness_server());
-    r = redisCommand(sub, "SUBSCRIBE %s", channel);
-    ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY, "SUBSCRIBE %s failed", channel);
-    freeReplyObject(r);
-    release_ok(a, "A");
-    expect_unlock_message(sub, channel);
-    redisFree(sub);
+    release_publishes(a, channel);
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_channel_hash_tag)
+{
+    const char *channel = "redisson_lock__channel:{shop}:stock";
+    dlock *a;
+
+    harness_title("a name with its own hash tag keeps it: {shop}:stock publishes on %s", channel);
+    a = take("A", "{shop}:stock", LEASE_MS);
+    release_publishes(a, channel);
     dlock_free(a);
 }
 END_TEST
@@ -1226,8 +1243,10 @@ Suite *lock_suite(void)
     }
     tcase_add_test(lease, test_lock_lease_while_held);
     tcase_add_test(lease, test_lock_waiter_wakes);
-    if (CAPS.reentrant)
+    if (CAPS.reentrant) {
         tcase_add_test(lease, test_lock_redisson_layout);
+        tcase_add_test(lease, test_lock_channel_hash_tag);
+    }
     if (CAPS.pubsub) {
         tcase_add_test(lease, test_lock_waiter_keeps_connection);
         tcase_add_test(lease, test_lock_waiter_resubscribes);

@@ -3,7 +3,8 @@
  * The data layout is Redisson's RLock, so a Java service using Redisson and
  * a C service using this file can contend for the same lock:
  *   key     a hash; field "<client id>:<thread id>", value the hold count.
- *   channel "redisson_lock__channel:{<name>}"; a release publishes "0".
+ *   channel "redisson_lock__channel:{<name>}" (no braces added when the
+ *           name has a '{'); a release publishes "0".
  *
  * acquire: a Lua script takes the lock if the key is absent or already ours
  *          (HINCRBY the count, PEXPIRE the lease), else returns its TTL.
@@ -553,14 +554,20 @@ static int start_watchdog(dlock *l)
     return DLOCK_OK;
 }
 
-/* The unlock channel; the braces are a hash tag, as in Redisson, so that
- * in a Redis Cluster the channel and the key live in the same slot. */
+/* The unlock channel, named by Redisson's rule: the lock's name in braces,
+ * a hash tag, so that in a Redis Cluster the channel and the key live in
+ * the same slot. A name with a '{' in it is taken as it is: it may carry
+ * its own hash tag ("{shop}:stock"), and braces around it would make the
+ * channel's tag differ from the key's (CROSSSLOT), and the channel differ
+ * from the one a Redisson client listens on. */
 static int name_channel(dlock *l, const char *name)
 {
+    const char *brace = strchr(name, '{') != NULL ? "" : "{";
+
     l->channel = malloc(strlen(CHANNEL_PREFIX) + strlen(name) + 3);
     if (l->channel == NULL)
         return set_error(l, "out of memory");
-    sprintf(l->channel, "%s{%s}", CHANNEL_PREFIX, name);
+    sprintf(l->channel, "%s%s%s%s", CHANNEL_PREFIX, brace, name, *brace ? "}" : "");
     return DLOCK_OK;
 }
 
