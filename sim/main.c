@@ -42,16 +42,23 @@ typedef struct options {
     const char *save;           /* NULL = do not save */
     const char *file;           /* check: the saved history */
     int sentinel;               /* failover by a real sentinel */
+    int help;                   /* --help, -h or help: the usage, exit 0 */
 } options;
 
-static int usage(void)
+/* The usage on f; returns status, the exit code that goes with it. */
+static int usage(FILE *f, int status)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]\n"
             "       sim demo [--seed K] [--lease MS] [--sentinel]\n"
             "       sim check FILE\n"
             "       sim list\n");
-    return 2;
+    return status;
+}
+
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 || strcmp(arg, "help") == 0;
 }
 
 /* ---- arguments ------------------------------------------------------------------ */
@@ -134,6 +141,7 @@ static int parse(options *o, int argc, char **argv)
     if (argc < 2)
         return -1;
     o->command = argv[1];
+    o->help = is_help(argv[1]);
     for (i = 2; i < argc; i++) {
         if (strcmp(o->command, "check") == 0 && o->file == NULL && argv[i][0] != '-') {
             o->file = argv[i];
@@ -141,6 +149,10 @@ static int parse(options *o, int argc, char **argv)
         }
         if (strcmp(argv[i], "--sentinel") == 0) {
             o->sentinel = 1;
+            continue;
+        }
+        if (is_help(argv[i])) {
+            o->help = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -303,7 +315,9 @@ int main(int argc, char **argv)
     options o;
 
     if (parse(&o, argc, argv) != 0)
-        return argc < 2 ? usage() : 2;
+        return argc < 2 ? usage(stderr, 2) : 2;
+    if (o.help)
+        return usage(stdout, 0);
     atexit(sim_cluster_cleanup);
     sim_cluster_cleanup_on_signal();
     sim_client_cleanup_on_signal();
@@ -316,5 +330,5 @@ int main(int argc, char **argv)
     if (strcmp(o.command, "list") == 0)
         return cmd_list();
     fprintf(stderr, "sim: unknown command '%s'\n", o.command);
-    return usage();
+    return usage(stderr, 2);
 }
