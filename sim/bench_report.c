@@ -416,7 +416,7 @@ static void print_targets(const sim_bench *b, FILE *f)
 {
     double p50 = med(b, V6, SIM_BENCH_HANDOFF_P50);
 
-    fprintf(f, "\nTargets (issue 4), on the medians above:\n");
+    fprintf(f, "\nTargets a lock should meet, on the medians above:\n");
     target_ratio(b, f);
     target_lost(b, f);
     if (sim_bench_wanted(b, V6) && !isnan(p50))

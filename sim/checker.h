@@ -17,7 +17,7 @@
  *   void        sim_anomaly_format(unsigned set, char *buf, size_t len);
  *   int         sim_anomaly_parse(const char *text, unsigned *set);
  *
- * The rules (DESIGN.md section 4):
+ * The rules:
  *
  * ME  mutual exclusion lost: two holders' hold intervals overlap. A hold
  *     runs from acquire-ok to release-invoke, to the holder's crash, or to

@@ -3,7 +3,7 @@
  * One table (scenarios.c) of short definitions: the clients and their
  * plans, when each starts, the fault, the budgets, every time in leases L
  * (default 300 ms), a one-line statement of what the scenario shows, and
- * the cell the answer key (DESIGN.md section 5) expects for each stage.
+ * the cell the answer key (the matrix in README.md) expects for each stage.
  * The tests and the demo are driven by that table.
  *
  * sim_scenario_run plays one scenario against one stage: it starts the

@@ -69,8 +69,9 @@ static void client_program(char *out, size_t len)
                   "the stage's client program %s is missing: build it with make", out);
 }
 
-/* Whether this stage has the protocol step a failpoint is named after
- * (DESIGN.md section 3), from the capability table. */
+/* Whether this stage has the protocol step a failpoint is named after,
+ * from the capability table: the step between two commands that a later
+ * stage makes one (SETNX then PEXPIRE, GET then DEL), or the watchdog. */
 static int stage_has_step(const char *failpoint)
 {
     if (strcmp(failpoint, "acquire.after_setnx") == 0)
