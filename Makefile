@@ -6,7 +6,7 @@
 #   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional)
 #   make bench                      each stage against the Redis round-trip limit
 #   make diff from=N to=M           what changed between two stages (side=1: side by side)
-#   make deps                       install what is missing (Debian/Ubuntu)
+#   make deps                       install what is missing (test, demo, sim, bench do it too)
 #   make clean
 #
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.
@@ -56,8 +56,10 @@ all: check-deps
 	@$(MAKE) --no-print-directory $(foreach n,$(STAGES),$(BUILD)/v$(n)/tests)
 
 # ---- dependency check --------------------------------------------------
+# Every command that builds or runs installs what is missing first
+# (apt-get, sudo when not root), so a fresh machine needs no other command.
 check-deps:
-	@tests/deps.sh check
+	@tests/deps.sh ensure
 
 deps:
 	@tests/deps.sh install

@@ -1,9 +1,16 @@
 #!/bin/sh
-# deps.sh check|install: what lockstep needs to build and test.
+# deps.sh check|ensure|install: what lockstep needs to build and test.
 #
 #   check    says exactly what is missing and how to install it; exit 1 then.
-#   install  installs what is missing with apt-get (sudo when not root);
-#            does nothing when all is there; elsewhere prints what to install.
+#   ensure   says nothing when all is there, else installs what is missing.
+#            make test, demo, sim and bench run it first, so a fresh
+#            machine needs no command before them.
+#   install  the same, and says so when all is there (make deps).
+#
+# Installing uses apt-get (Debian/Ubuntu), with sudo when not root: one
+# apt-get update, then one line per package as it installs. Without
+# apt-get, or without root and sudo, it prints the exact packages to
+# install and stops.
 #
 # Needed: a C compiler, make, pkg-config, check (found by pkg-config),
 # hiredis headers and library, redis-server.
@@ -11,12 +18,28 @@ set -u
 
 CC=${CC:-cc}
 missing_pkgs=""   # Debian package names
-missing_what=""   # the same, in words
+
+# What a package is for, in the lines that name it.
+describe() {
+    case "$1" in
+    gcc) echo "a C compiler ($CC)" ;;
+    make) echo "make" ;;
+    pkg-config) echo "pkg-config, which finds the Check library" ;;
+    check) echo "the Check unit test library" ;;
+    libhiredis-dev) echo "the hiredis C client: headers and library" ;;
+    redis-server) echo "the Redis server that the tests and the simulator start" ;;
+    esac
+}
 
 need() {
     missing_pkgs="$missing_pkgs $1"
-    missing_what="$missing_what
-  - $2 (Debian/Ubuntu package: $1)"
+}
+
+# The missing packages, one per line, with what each is for.
+missing_list() {
+    for pkg in $missing_pkgs; do
+        echo "  - $pkg: $(describe "$pkg")"
+    done
 }
 
 # Compiles and links a one-line hiredis program: proves headers and library.
@@ -34,12 +57,13 @@ have_hiredis() {
 }
 
 probe() {
-    command -v "$CC" >/dev/null 2>&1 || need gcc "a C compiler ($CC)"
-    command -v make >/dev/null 2>&1 || need make "make"
-    command -v pkg-config >/dev/null 2>&1 || need pkg-config "pkg-config"
-    pkg-config --exists check 2>/dev/null || need check "the Check unit test library (pkg-config: check)"
-    have_hiredis || need libhiredis-dev "hiredis headers and library (-lhiredis)"
-    command -v redis-server >/dev/null 2>&1 || need redis-server "redis-server"
+    missing_pkgs=""
+    command -v "$CC" >/dev/null 2>&1 || need gcc
+    command -v make >/dev/null 2>&1 || need make
+    command -v pkg-config >/dev/null 2>&1 || need pkg-config
+    pkg-config --exists check 2>/dev/null || need check
+    have_hiredis || need libhiredis-dev
+    command -v redis-server >/dev/null 2>&1 || need redis-server
 }
 
 sudo_prefix() {
@@ -54,16 +78,18 @@ sudo_prefix() {
 
 print_elsewhere() {
     cat >&2 <<EOF
-Install them with your system's package manager, for example:
+This system has no apt-get: install them with its package manager, e.g.
   Fedora/RHEL: sudo dnf install gcc make pkgconf-pkg-config check-devel hiredis-devel redis
   macOS:       brew install pkg-config check hiredis redis
+then run make again.
 EOF
 }
 
 check() {
     probe
     [ -z "$missing_pkgs" ] && return 0
-    echo "lockstep cannot build or test yet; missing:$missing_what" >&2
+    echo "lockstep cannot build or test yet; missing:" >&2
+    missing_list >&2
     if command -v apt-get >/dev/null 2>&1; then
         sudo=$(sudo_prefix)
         [ "$sudo" = "NO-SUDO" ] && sudo=""
@@ -74,6 +100,11 @@ check() {
     return 1
 }
 
+# Runs apt-get quietly (its output goes to $log, shown if it fails).
+run_apt() {
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -q "$@" >>"$log" 2>&1
+}
+
 # The Debian redis-server package starts a system service on 6379 when it
 # is installed. lockstep never uses it (tests start their own servers on
 # free ports), and in CI or a container it must not be left running: a
@@ -81,20 +112,51 @@ check() {
 apt_install() {
     sudo=$(sudo_prefix)
     if [ "$sudo" = "NO-SUDO" ]; then
-        echo "not root and no sudo: run as root:  apt-get install -y$missing_pkgs" >&2
+        echo "lockstep: not root and no sudo; as root, run:  apt-get update && apt-get install -y$missing_pkgs" >&2
         return 1
     fi
+    log=$(mktemp "${TMPDIR:-/tmp}/lockstep-apt.XXXXXX") || return 1
     policy=""
     if [ ! -e /usr/sbin/policy-rc.d ]; then
         policy=/usr/sbin/policy-rc.d
         printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy"
     fi
-    echo "installing:$missing_pkgs"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get update -q &&
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q$missing_pkgs
+    echo "lockstep: updating the package lists (${sudo:+$sudo }apt-get update)"
+    run_apt update
     rc=$?
+    for pkg in $missing_pkgs; do
+        [ $rc -eq 0 ] || break
+        echo "lockstep: installing $pkg: $(describe "$pkg")"
+        run_apt install -y "$pkg"
+        rc=$?
+    done
     [ -n "$policy" ] && $sudo rm -f "$policy"
+    if [ $rc -ne 0 ]; then
+        echo "lockstep: apt-get failed; the end of its output:" >&2
+        tail -n 15 "$log" >&2
+        echo "lockstep: install them yourself, then run make again:  ${sudo:+$sudo }apt-get install -y$missing_pkgs" >&2
+    fi
+    rm -f "$log"
     return $rc
+}
+
+# Installs what is missing; quiet (says nothing) when all is there.
+ensure() {
+    probe
+    [ -z "$missing_pkgs" ] && return 0
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "lockstep cannot build or test yet; missing:" >&2
+        missing_list >&2
+        print_elsewhere
+        return 1
+    fi
+    echo "lockstep: missing:$missing_pkgs; installing them with apt-get"
+    apt_install || return 1
+    probe
+    [ -z "$missing_pkgs" ] && return 0
+    echo "lockstep: still missing after the install:" >&2
+    missing_list >&2
+    return 1
 }
 
 install() {
@@ -103,19 +165,12 @@ install() {
         echo "all dependencies are installed"
         return 0
     fi
-    if ! command -v apt-get >/dev/null 2>&1; then
-        echo "lockstep is missing:$missing_what" >&2
-        print_elsewhere
-        return 1
-    fi
-    apt_install || return 1
-    missing_pkgs=""
-    missing_what=""
-    check && echo "all dependencies are installed"
+    ensure && echo "all dependencies are installed"
 }
 
 case "${1:-}" in
 check) check ;;
+ensure) ensure ;;
 install) install ;;
-*) echo "usage: $0 check|install" >&2; exit 2 ;;
+*) echo "usage: $0 check|ensure|install" >&2; exit 2 ;;
 esac
