@@ -52,7 +52,10 @@ typedef struct dlock_config {
 } dlock_config;
 
 /* One client's handle on one named lock. Opaque: each stage keeps different
- * state behind it. The config's strings must outlive the handle. */
+ * state behind it. The config's strings must outlive the handle. Threads
+ * may share a handle: they take turns on its connection, one try or one
+ * release at a time, and a waiter holds nothing while it sleeps between
+ * tries, so it never holds up the holder's release. */
 typedef struct dlock dlock;
 
 /* Fills cfg with defaults: lease 10 s, wait 0, retry 10 ms,
