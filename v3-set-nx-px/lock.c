@@ -24,7 +24,8 @@
 struct dlock {
     char *key;                      /* the lock's name, used as the Redis key */
     dlock_config cfg;               /* a copy: the caller's may go away */
-    redisContext *c;                /* NULL until needed, and after an I/O error */
+    redisContext *c;                /* NULL until needed, and after an I/O error
+                                     * or READONLY */
     char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
     pthread_mutex_t mu;             /* one thread at a time on c and errstr:
                                      * threads may share a handle */
