@@ -982,6 +982,22 @@ static redisContext *connect_current(void *arg, char *errstr, size_t errlen)
     return sim_server_connect(*current, 1000, errstr, errlen);
 }
 
+/* Until the replica on c has loaded its primary's data (link up), or 10 s:
+ * while it loads, it answers LOADING instead of READONLY. */
+static void await_replica_in_sync(redisContext *c)
+{
+    char status[16] = "", err[HARNESS_ERRSTR_LEN];
+    int64_t deadline = harness_now_ms() + 10000;
+
+    while (strcmp(status, "up") != 0 && harness_now_ms() < deadline) {
+        harness_sleep_ms(5);
+        ck_assert_msg(sim_cluster_info_field(c, "replication", "master_link_status", status,
+                                             sizeof(status), err, sizeof(err)) == 0, "%s", err);
+    }
+    ck_assert_msg(strcmp(status, "up") == 0, "the demoted server's link to its new primary is "
+                  "'%s' after 10 s; expected up", status);
+}
+
 START_TEST(test_lock_demoted_primary)
 {
     const sim_server *current;
@@ -1007,6 +1023,7 @@ START_TEST(test_lock_demoted_primary)
      * server, and the provider now returns the new primary. */
     c = harness_connect(&old);
     harness_status(c, "REPLICAOF 127.0.0.1 %d", harness_server()->port);
+    await_replica_in_sync(c);
     redisFree(c);
     current = harness_server();
     rc = dlock_acquire(l);
