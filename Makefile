@@ -39,15 +39,15 @@ LDLIBS := $(HIREDIS_LIBS) -pthread
 # and its client side (linked with one stage into build/vN/client).
 SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/history.c sim/checker.c sim/report.c \
                   sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c \
-                  sim/util.c)
+                  sim/util.c sim/proc.c sim/fleet.c sim/resource.c)
 SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c \
-                     sim/client.c sim/observer.c sim/util.c)
+                     sim/client.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
 # matrix row, and the simulator's own tests (no Redis).
 TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
-TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/run_sim.c)
+TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/test_tally.c tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
 .DEFAULT_GOAL := all
@@ -116,22 +116,22 @@ stage-test:
 	@$(BUILD)/v$(stage)/tests
 
 # ---- the simulator's own tests (no Redis) --------------------------------
-# The checker, history and report run on hand-written histories: no server
-# and no stage, so the binary needs only these three modules.
+# The checker, the bench's tally, history and report run on hand-written
+# histories: no server and no stage, so the binary needs only these modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
-                 $(BUILD)/sim/util.o
+                 $(BUILD)/sim/tally.o $(BUILD)/sim/util.o
 
 $(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h tests/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isim -Itests -c $< -o $@
 
 $(BUILD)/test_sim: $(SIM_TEST_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -pthread
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -lm -pthread
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim
-	@echo "== simulator: history, checker, report (no Redis) =="
+	@echo "== simulator: history, checker, report, tally (no Redis) =="
 	@$(BUILD)/test_sim
 
 # ---- diff --------------------------------------------------------------

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "client.h"
+#include "proc.h"
 #include "util.h"
 
 #define RUNS_DEFAULT 3
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
         return 2;
     atexit(sim_cluster_cleanup);
     sim_cluster_cleanup_on_signal();
-    sim_client_cleanup_on_signal();
+    sim_proc_cleanup_on_signal();
     rc = setup(&b, why, sizeof(why));
     if (rc == 0 && b.out == NULL) {
         snprintf(out, sizeof(out), "%s/bench/bench.jsonl", b.build_dir);

@@ -19,14 +19,15 @@
  *                does as many pairs through dlock_acquire and dlock_release:
  *                pairs per second, and the ratio to the limit.
  *   contended    8 client processes on one key for a fixed window, each:
- *                lock, GET + SET of a counter on the resource server,
- *                unlock. From the history's CLOCK_MONOTONIC stamps:
- *                acquisitions/s, handoffs, waits, how often the releaser
- *                won again, the least and most served client. From the
- *                servers: the counter against the acquisitions (lost
- *                updates), INFO commandstats before and after (commands,
- *                script-internal ones included) and the SLOWLOG again
- *                (round trips: the top-level commands).
+ *                lock, GET + SET of the counter on the resource server,
+ *                unlock, recorded in a history like a scenario's clients.
+ *                The tally (tally.h) reads it: acquisitions/s, handoffs,
+ *                waits, how often the releaser won again, the least and
+ *                most served client, and the counter against the
+ *                acquisitions (lost updates). From the servers: INFO
+ *                commandstats before and after (commands, script-internal
+ *                ones included) and the SLOWLOG again (round trips: the
+ *                top-level commands).
  *
  * Errors, hiredis-style: 0 or -1 with one line of reason in errstr. */
 #ifndef SIM_BENCH_H
@@ -92,7 +93,8 @@ typedef struct sim_bench_stage {
     double cmd_rate[SIM_BENCH_SEQ_MAX]; /* each top-level command, per s of its own time */
     double window_ms;           /* the contended window it got */
     long long acquisitions;     /* contended, the tail after the window too */
-    long long counter;          /* the counter's final value */
+    long long counter;          /* the counter's final value (it starts at 0) */
+    long long lost;             /* acquisitions the counter does not show */
     long long round_trips;      /* contended top-level commands, all clients */
     long long commands;         /* contended commandstats delta */
     long busy, errors;          /* acquire calls that did not get the lock */

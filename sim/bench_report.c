@@ -16,6 +16,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bench.h"
+#include "tally.h"
 #include "util.h"
 
 /* The figures' names in the data file. */
@@ -27,13 +28,6 @@ static const char *const figure_key[SIM_BENCH_FIGURES] = {
 };
 
 /* ---- statistics -------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
 
 /* Median, min and max of one figure over the runs, skipping NANs. */
 static int spread(const sim_bench *b, int stage, int f, double *med, double *lo,
@@ -50,8 +44,7 @@ static int spread(const sim_bench *b, int stage, int f, double *med, double *lo,
     }
     if (n == 0)
         return -1;
-    qsort(v, n, sizeof(v[0]), cmp_double);
-    *med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    *med = sim_tally_median(v, (size_t)n);
     *lo = v[0];
     *hi = v[n - 1];
     return 0;
@@ -252,10 +245,7 @@ static double command_rate(const sim_bench *b, int stage, int c)
         if (b->result[r][stage - 1].done && !isnan(b->result[r][stage - 1].cmd_rate[c]))
             v[n++] = b->result[r][stage - 1].cmd_rate[c];
     }
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(v[0]), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return sim_tally_median(v, (size_t)n);
 }
 
 static void print_commands(const sim_bench *b, FILE *f)
@@ -284,7 +274,7 @@ long long sim_bench_lost(const sim_bench *b, int stage)
 
     for (r = 0; r < b->runs; r++) {
         if (b->result[r][stage - 1].done)
-            lost += b->result[r][stage - 1].acquisitions - b->result[r][stage - 1].counter;
+            lost += b->result[r][stage - 1].lost;
     }
     return lost;
 }
@@ -416,7 +406,7 @@ static void print_targets(const sim_bench *b, FILE *f)
 {
     double p50 = med(b, V6, SIM_BENCH_HANDOFF_P50);
 
-    fprintf(f, "\nTargets (issue 4), on the medians above:\n");
+    fprintf(f, "\nTargets, on the medians above:\n");
     target_ratio(b, f);
     target_lost(b, f);
     if (sim_bench_wanted(b, V6) && !isnan(p50))

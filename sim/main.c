@@ -26,6 +26,7 @@
 
 #include "checker.h"
 #include "cluster.h"
+#include "proc.h"
 #include "report.h"
 #include "scenarios.h"
 
@@ -306,7 +307,7 @@ int main(int argc, char **argv)
         return argc < 2 ? usage() : 2;
     atexit(sim_cluster_cleanup);
     sim_cluster_cleanup_on_signal();
-    sim_client_cleanup_on_signal();
+    sim_proc_cleanup_on_signal();
     if (strcmp(o.command, "run") == 0)
         return cmd_run(&o);
     if (strcmp(o.command, "demo") == 0)

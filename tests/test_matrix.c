@@ -17,6 +17,7 @@
 
 #include "checker.h"
 #include "harness.h"
+#include "proc.h"
 #include "report.h"
 #include "scenarios.h"
 #include "suites.h"
@@ -44,7 +45,7 @@ static void matrix_setup(void)
     setenv("TMPDIR", tmpdir, 1);
     /* Inherited by each test's process: Ctrl-C kills and reaps its
      * clients before the harness's cleanup stops the servers. */
-    sim_client_cleanup_on_signal();
+    sim_proc_cleanup_on_signal();
 }
 
 static void matrix_teardown(void)
