@@ -37,7 +37,8 @@ LDLIBS := $(HIREDIS_LIBS) -pthread
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
-SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/history.c sim/checker.c sim/report.c \
+SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.c \
+                  sim/sentinel.c sim/history.c sim/checker.c sim/report.c \
                   sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c \
                   sim/util.c sim/proc.c sim/fleet.c sim/resource.c)
 SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c \

@@ -196,7 +196,7 @@ static int setup(sim_bench *b, char *errstr, size_t len)
         pin(b, errstr, len) != 0 ||
         (b->adm = sim_bench_connect(&b->cl.primary, errstr, len)) == NULL ||
         (b->res = sim_bench_connect(&b->cl.resource, errstr, len)) == NULL ||
-        sim_cluster_info_field(b->adm, "server", "redis_version", field,
+        sim_server_info_field(b->adm, "server", "redis_version", field,
                                sizeof(field), errstr, len) != 0)
         return -1;
     snprintf(b->redis_version, sizeof(b->redis_version), "%s", field);

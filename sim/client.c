@@ -104,25 +104,30 @@ static redisContext *connect_port(const sim_control *ctl, int port,
     return c;
 }
 
+int sim_client_sentinel_master(redisContext *c, const char *master)
+{
+    redisReply *r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", master);
+    int port = -1;
+
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING)
+        port = atoi(r->element[1]->str);
+    freeReplyObject(r);
+    return port;
+}
+
 /* Asks the sentinel where the master is now: the way a client finds the
  * primary in a real deployment. Returns the port, or -1 with errstr. */
 static int ask_sentinel(const sim_control *ctl, char *errstr, size_t len)
 {
     redisContext *c = connect_port(ctl, ctl->sentinel_port, errstr, len);
-    redisReply *r;
-    int port = -1;
+    int port;
 
     if (c == NULL)
         return -1;
-    r = redisCommand(c, "SENTINEL get-master-addr-by-name %s",
-                     ctl->sentinel_master);
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_STRING)
-        port = atoi(r->element[1]->str);
-    else
+    if ((port = sim_client_sentinel_master(c, ctl->sentinel_master)) < 0)
         sim_error(errstr, len, "sentinel on port %d does not know master %s",
-              ctl->sentinel_port, ctl->sentinel_master);
-    freeReplyObject(r);
+                  ctl->sentinel_port, ctl->sentinel_master);
     redisFree(c);
     return port;
 }

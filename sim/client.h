@@ -114,6 +114,10 @@ int64_t sim_client_reached(const sim_control *ctl, int client, sim_phase phase);
  * sentinel when there is one. NULL with one line in errstr. */
 redisContext *sim_client_connect_primary(void *arg, char *errstr, size_t len);
 
+/* The port a sentinel (on connection c) names as master's address now;
+ * -1 when it does not know. */
+int sim_client_sentinel_master(redisContext *c, const char *master);
+
 /* A new connection to the resource server. NULL with errstr. */
 redisContext *sim_client_connect_resource(const sim_control *ctl, char *errstr,
                                           size_t len);

@@ -2,6 +2,7 @@
  * proc.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -12,12 +13,13 @@
 #include "proc.h"
 #include "util.h"
 
-#define TRACKED_MAX 32  /* live children per process: a run has 9, a demo 16 */
+#define TRACKED_MAX 96  /* live children per process: a run has 13 */
 
 /* ---- the registry of live children ------------------------------------------
- * Read by the cleanup, which may run in a signal handler: atomics only.
- * An entry belongs to the process that made it, so a forked child never
- * kills its parent's children. */
+ * Read by the cleanup, which may run in a signal handler: atomics only;
+ * the mutex only orders writers. An entry belongs to the process that
+ * made it, so a forked child never kills its parent's children. It is
+ * published by setting owner last and retired by clearing owner first. */
 typedef struct tracked {
     atomic_int pid;
     atomic_int owner; /* 0 = free slot */
@@ -27,30 +29,35 @@ static tracked children[TRACKED_MAX];
 static struct sigaction chained[3];   /* what our handler runs after itself */
 static const int cleanup_signals[3] = { SIGINT, SIGTERM, SIGHUP };
 
-/* Children are started from one thread: no lock is needed, only the order
- * (pid first, then owner) for a handler that reads. */
-static void track(pid_t pid)
-{
-    int i;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 
-    for (i = 0; i < TRACKED_MAX; i++) {
+int sim_proc_track(pid_t pid)
+{
+    int i, found = -1;
+
+    pthread_mutex_lock(&reg_lock);
+    for (i = 0; i < TRACKED_MAX && found < 0; i++) {
         if (atomic_load(&children[i].owner) == 0) {
             atomic_store(&children[i].pid, pid);
             atomic_store(&children[i].owner, getpid());
-            return;
+            found = i;
         }
     }
+    pthread_mutex_unlock(&reg_lock);
+    return found < 0 ? -1 : 0;
 }
 
-static void untrack(pid_t pid)
+void sim_proc_untrack(pid_t pid)
 {
     int i;
 
+    pthread_mutex_lock(&reg_lock);
     for (i = 0; i < TRACKED_MAX; i++) {
         if (atomic_load(&children[i].owner) == getpid() &&
             atomic_load(&children[i].pid) == pid)
             atomic_store(&children[i].owner, 0);
     }
+    pthread_mutex_unlock(&reg_lock);
 }
 
 static void reap(pid_t pid)
@@ -60,6 +67,7 @@ static void reap(pid_t pid)
         ;
 }
 
+/* No lock: an entry retired meanwhile is at worst killed twice. */
 void sim_proc_cleanup(void)
 {
     pid_t me = getpid();
@@ -127,7 +135,11 @@ pid_t sim_proc_fork(char *errstr, size_t len)
             _exit(127);
         return 0;
     }
-    track(pid);
+    if (sim_proc_track(pid) != 0) {
+        kill(pid, SIGKILL);
+        reap(pid);
+        return sim_error(errstr, len, "more than %d children at once", TRACKED_MAX);
+    }
     return pid;
 }
 
@@ -158,7 +170,7 @@ sim_proc_state sim_proc_poll(pid_t pid, int *status)
         return SIM_PROC_RUNNING;
     if (WIFSTOPPED(st))
         return SIM_PROC_STOPPED;
-    untrack(pid);
+    sim_proc_untrack(pid);
     if (WIFSIGNALED(st)) {
         *status = WTERMSIG(st);
         return SIM_PROC_KILLED;
@@ -171,7 +183,9 @@ void sim_proc_kill(pid_t pid)
 {
     if (pid <= 0)
         return;
-    untrack(pid);
+    /* Forget it first: a cleanup running in a signal handler must never
+     * kill a reaped pid that the system may have handed to someone else. */
+    sim_proc_untrack(pid);
     kill(pid, SIGKILL);
     reap(pid);
 }

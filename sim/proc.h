@@ -1,16 +1,17 @@
-/* proc: the life of the simulator's child processes that are not servers
- * (servers: server.h).
+/* proc: the life of the simulator's child processes, and the registry of
+ * every child it has not reaped yet.
  *
  * A child is forked with PR_SET_PDEATHSIG, so it dies with the process
  * that forked it even when that one is SIGKILLed, and it joins a registry
  * that sim_proc_cleanup empties: kill and reap. sim_proc_cleanup_on_signal
  * runs that cleanup on SIGINT, SIGTERM and SIGHUP, before the handler
- * already installed (the servers' cleanup), so Ctrl-C leaves nothing
- * behind. A registry entry belongs to the process that made it: a forked
- * child never kills its parent's children.
+ * already installed (the cluster's, which also removes the temp dirs), so
+ * Ctrl-C leaves nothing behind. A registry entry belongs to the process
+ * that made it: a forked child never kills its parent's children.
  *
  * Users: the fleet (client processes), the observer (a fork of the
- * simulator), the pool (one process per cell of the matrix).
+ * simulator), the pool (one process per cell of the matrix), and the
+ * servers (server.c forks and execs them itself, and registers them here).
  *
  * Errors, hiredis-style: -1 with one line of reason in the caller's
  * errstr. */
@@ -43,6 +44,12 @@ sim_proc_state sim_proc_poll(pid_t pid, int *status);
 /* SIGKILL and reap; for the end of a run and its error paths. pid <= 0:
  * nothing to do. */
 void sim_proc_kill(pid_t pid);
+
+/* Registers a child forked elsewhere (a server), so the cleanup kills it;
+ * -1 when the registry is full. Untrack it before killing and reaping it
+ * yourself. */
+int sim_proc_track(pid_t pid);
+void sim_proc_untrack(pid_t pid);
 
 /* Kills and reaps every child this process started and has not reaped.
  * Async-signal-safe. */

@@ -22,6 +22,7 @@
 #include "observer.h"
 #include "resource.h"
 #include "scenarios.h"
+#include "sentinel.h"
 #include "util.h"
 
 #define LOCK_NAME "lockstep:lock"

@@ -600,8 +600,8 @@ static long long connections_received(void)
 {
     char value[32], err[HARNESS_ERRSTR_LEN];
 
-    ck_assert_msg(sim_cluster_info_field(harness_redis(), "stats", "total_connections_received",
-                                         value, sizeof(value), err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(sim_server_info_field(harness_redis(), "stats", "total_connections_received",
+                                        value, sizeof(value), err, sizeof(err)) == 0, "%s", err);
     return atoll(value);
 }
 
