@@ -227,7 +227,7 @@ static void print_uncontended(const sim_bench *b, FILE *f)
 
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-24s %4d  %-14s %-14s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-24s %4d  %-14s %-14s %s\n", sim_stage_name(s),
                 pair_text(p, trips, sizeof(trips)), p->n + p->internal,
                 run_cell(b, s, SIM_BENCH_LIMIT, 'g', c1, sizeof(c1)),
                 run_cell(b, s, SIM_BENCH_SOLO, 'g', c2, sizeof(c2)),
@@ -259,7 +259,7 @@ static void print_commands(const sim_bench *b, FILE *f)
 
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "  %-22s", sim_scenario_stage_name(s));
+        fprintf(f, "  %-22s", sim_stage_name(s));
         for (c = 0; c < p->n; c++)
             fprintf(f, "  %s %s", command_name(&p->cmd[c], name, sizeof(name)),
                     grouped(command_rate(b, s, c), num, sizeof(num)));
@@ -295,7 +295,7 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
         if (!sim_bench_wanted(b, s))
             continue;
         snprintf(lost, sizeof(lost), "%lld", sim_bench_lost(b, s));
-        fprintf(f, "%-22s %-15s %-16s %-15s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-15s %-16s %-15s %s\n", sim_stage_name(s),
                 cell(b, s, SIM_BENCH_ACQ_RATE, 'g', c1, sizeof(c1)),
                 cell(b, s, SIM_BENCH_RTT_ACQ, 'f', c2, sizeof(c2)),
                 cell(b, s, SIM_BENCH_CMDS_ACQ, 'f', c3, sizeof(c3)), lost);
@@ -314,7 +314,7 @@ static void print_contended_wait(const sim_bench *b, FILE *f)
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", sim_stage_name(s),
                 cell(b, s, SIM_BENCH_HANDOFF_P50, 'm', c[0], 48),
                 cell(b, s, SIM_BENCH_HANDOFF_P99, 'm', c[1], 48),
                 cell(b, s, SIM_BENCH_WAIT_P50, 'm', c[2], 48),
@@ -335,7 +335,7 @@ static void print_fairness(const sim_bench *b, FILE *f)
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-12s %-12s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-12s %-12s %s\n", sim_stage_name(s),
                 cell(b, s, SIM_BENCH_REWON, '%', c[0], 48),
                 cell(b, s, SIM_BENCH_LEAST, 'g', c[1], 48),
                 cell(b, s, SIM_BENCH_MOST, 'g', c[2], 48));
@@ -356,7 +356,7 @@ static void target_ratio(const sim_bench *b, FILE *f)
         double r = med(b, s, SIM_BENCH_RATIO);
 
         if (sim_bench_wanted(b, s) && r < 0.9) {
-            fprintf(f, "%sMISSED by %s (%.3f)", missed ? "; " : "", sim_scenario_stage_name(s), r);
+            fprintf(f, "%sMISSED by %s (%.3f)", missed ? "; " : "", sim_stage_name(s), r);
             missed++;
         }
     }
@@ -371,7 +371,7 @@ static void target_lost(const sim_bench *b, FILE *f)
     for (s = 1; s <= SIM_STAGES; s++) {
         if (sim_bench_wanted(b, s) && sim_bench_lost(b, s) != 0) {
             fprintf(f, "%sMISSED by %s (%lld)", missed ? "; " : "",
-                    sim_scenario_stage_name(s), sim_bench_lost(b, s));
+                    sim_stage_name(s), sim_bench_lost(b, s));
             missed++;
         }
     }
@@ -395,7 +395,7 @@ static void target_wait(const sim_bench *b, FILE *f)
     if (isnan(best) || isnan(p99))
         return;
     fprintf(f, "  v6 wait p99 <= 1/3 of the best polling stage's (%s, %.1f ms): %s (%.1f ms)\n",
-            sim_scenario_stage_name(at), best, p99 * 3 <= best ? "met" : "MISSED", p99);
+            sim_stage_name(at), best, p99 * 3 <= best ? "met" : "MISSED", p99);
     fprintf(f, "      v6: the releaser re-won %.1f%% of the lock changes; %.1f commands and %.1f\n"
                "      round trips per acquisition (every waiter retries on each unlock message)\n",
             med(b, V6, SIM_BENCH_REWON) * 100, med(b, V6, SIM_BENCH_CMDS_ACQ),
@@ -435,7 +435,7 @@ void sim_bench_progress(const sim_bench *b, int run, int stage, const char *what
         fprintf(stderr, "\r%*s\r", 70, "");
     else
         fprintf(stderr, "\r[run %d/%d] %-22s %-12s", run + 1, b->runs,
-                sim_scenario_stage_name(stage), what);
+                sim_stage_name(stage), what);
     fflush(stderr);
 }
 
@@ -491,7 +491,7 @@ static void json_run(const sim_bench *b, int run, int s, FILE *f)
     int c, i;
 
     fprintf(f, "{\"kind\":\"run\",\"run\":%d,\"stage\":\"%s\",\"pair\":[", run + 1,
-            sim_scenario_stage_name(s));
+            sim_stage_name(s));
     for (c = 0; c < sr->pair.n; c++) {
         fprintf(f, "%s[", c ? "," : "");
         for (i = 0; i < sr->pair.cmd[c].argc; i++) {
@@ -523,7 +523,7 @@ static void json_summary(const sim_bench *b, int s, FILE *f)
     double med, lo, hi;
     int i;
 
-    fprintf(f, "{\"kind\":\"summary\",\"stage\":\"%s\"", sim_scenario_stage_name(s));
+    fprintf(f, "{\"kind\":\"summary\",\"stage\":\"%s\"", sim_stage_name(s));
     for (i = 0; i < SIM_BENCH_FIGURES; i++) {
         fprintf(f, ",\"%s\":", figure_key[i]);
         if (spread(b, s, i, &med, &lo, &hi) != 0) {

@@ -3,10 +3,10 @@
  *   sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]
  *   sim demo [--seed K] [--lease MS] [--sentinel]
  *   sim check FILE
- *   sim list
+ *   sim list [--names]
  *
  * run plays one scenario against one stage and prints its title, verdict
- * and timeline; demo plays all of them against all six stages and prints
+ * and timeline; demo plays all of them against every stage and prints
  * the fault matrix, exiting non-zero when a cell differs from the answer
  * key; check judges a history saved with --save again. With --sentinel a
  * real redis-sentinel promotes the replica in the failover scenario, and
@@ -43,6 +43,7 @@ typedef struct options {
     const char *save;           /* NULL = do not save */
     const char *file;           /* check: the saved history */
     int sentinel;               /* failover by a real sentinel */
+    int names;                  /* list: the scenarios' names only */
 } options;
 
 static int usage(void)
@@ -51,7 +52,7 @@ static int usage(void)
             "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]\n"
             "       sim demo [--seed K] [--lease MS] [--sentinel]\n"
             "       sim check FILE\n"
-            "       sim list\n");
+            "       sim list [--names]\n");
     return 2;
 }
 
@@ -95,7 +96,7 @@ static int stage_arg(const char *text, int *stage)
     }
     fprintf(stderr, "sim: valid stages:");
     for (i = 1; i <= SIM_STAGES; i++)
-        fprintf(stderr, " %d (%s)", i, sim_scenario_stage_name(i));
+        fprintf(stderr, " %d (%s)", i, sim_stage_name(i));
     fprintf(stderr, "\n");
     return -1;
 }
@@ -142,6 +143,10 @@ static int parse(options *o, int argc, char **argv)
         }
         if (strcmp(argv[i], "--sentinel") == 0) {
             o->sentinel = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--names") == 0) {
+            o->names = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -284,7 +289,9 @@ static int cmd_check(const options *o)
     return 0;
 }
 
-static int cmd_list(void)
+/* Every scenario with its answer key; with --names only the names, one
+ * a line, for scripts (make sim's usage). */
+static int cmd_list(const options *o)
 {
     size_t i;
     int stage;
@@ -292,9 +299,14 @@ static int cmd_list(void)
     for (i = 0; i < sim_scenario_count(); i++) {
         const sim_scenario *s = sim_scenario_at(i);
 
+        if (o->names) {
+            printf("%s\n", s->name);
+            continue;
+        }
         printf("%-18s %s\n%18s answer key:", s->name, s->shows, "");
         for (stage = 1; stage <= SIM_STAGES; stage++)
-            printf(" v%d %s%s", stage, s->expect[stage - 1], stage < SIM_STAGES ? "," : "\n");
+            printf(" v%d %s%s", stage, sim_scenario_key(s, stage),
+                   stage < SIM_STAGES ? "," : "\n");
     }
     return 0;
 }
@@ -315,7 +327,7 @@ int main(int argc, char **argv)
     if (strcmp(o.command, "check") == 0)
         return cmd_check(&o);
     if (strcmp(o.command, "list") == 0)
-        return cmd_list();
+        return cmd_list(&o);
     fprintf(stderr, "sim: unknown command '%s'\n", o.command);
     return usage();
 }

@@ -334,7 +334,7 @@ static void describe(const runner *r, sim_run *run)
 
     memset(&run->info, 0, sizeof(run->info));
     snprintf(run->info.stage, sizeof(run->info.stage), "%s",
-             sim_scenario_stage_name(r->cfg->stage));
+             sim_stage_name(r->cfg->stage));
     snprintf(run->info.scenario, sizeof(run->info.scenario), "%s", r->s->name);
     snprintf(run->info.what, sizeof(run->info.what), "%s", r->s->shows);
     for (a = r->s->actors; a->name != 0; a++) {

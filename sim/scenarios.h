@@ -3,8 +3,8 @@
  * One table (scenarios.c) of short definitions: the clients and their
  * plans, when each starts, the fault, the budgets, every time in leases L
  * (default 300 ms), a one-line statement of what the scenario shows, and
- * the cell the answer key (DESIGN.md section 5) expects for each stage.
- * The tests and the demo are driven by that table.
+ * the cell the answer key expects for each stage: its column of the fault
+ * matrix. The tests and the demo are driven by that table.
  *
  * sim_scenario_run plays one scenario against one stage: it starts the
  * servers, the observer and one process per client, starts each client
@@ -18,8 +18,8 @@
 
 #include "client.h"
 #include "history.h"
+#include "stage.h"
 
-#define SIM_STAGES 6               /* v1 .. v6 */
 #define SIM_DEFAULT_LEASE_MS 300   /* L */
 #define SIM_AFTER_START 0          /* trigger: the run's start */
 #define SIM_AFTER_FAULT '!'        /* trigger: the fault has been injected */
@@ -66,12 +66,14 @@ typedef struct sim_scenario {
     long stock;                       /* the resource's initial stock */
     sim_actor actors[SIM_CLIENTS_MAX + 1];
     sim_fault fault;
-    const char *expect[SIM_STAGES];   /* the answer key: "ME MD", "-", ... */
+    const char *expect[SIM_STAGES];   /* the answer key, one cell per stage in
+                                       * order: "ME MD", "-", ...; a stage
+                                       * without a cell answers like its base */
 } sim_scenario;
 
 /* How to run: which client program (so which stage), and the lease. */
 typedef struct sim_run_config {
-    int stage;                  /* 1..6 */
+    int stage;                  /* 1..SIM_STAGES */
     const char *client_program; /* build/vN/client of that stage */
     long lease_ms;              /* L */
     unsigned seed;              /* varies the crowd's hold times */
@@ -97,11 +99,12 @@ size_t sim_scenario_count(void);
 const sim_scenario *sim_scenario_at(size_t i);
 const sim_scenario *sim_scenario_find(const char *name); /* NULL if unknown */
 
-/* The answer key's cell for stage 1..6, as anomaly bits (checker.h). */
+/* The answer key's cell for a stage, as anomaly bits (checker.h): its
+ * own cell, or else its base's (sim/stages.def), and so on. */
 unsigned sim_scenario_expected(const sim_scenario *s, int stage);
 
-/* "v3-set-nx-px" for 3; "?" when not a stage. */
-const char *sim_scenario_stage_name(int stage);
+/* The text of that cell ("ME MD"), "?" when no stage on the way has one. */
+const char *sim_scenario_key(const sim_scenario *s, int stage);
 
 /* The clients the scenario runs, counting copies. */
 int sim_scenario_clients(const sim_scenario *s);

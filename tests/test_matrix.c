@@ -70,8 +70,9 @@ static void client_program(char *out, size_t len)
                   "the stage's client program %s is missing: build it with make", out);
 }
 
-/* Whether this stage has the protocol step a failpoint is named after
- * (DESIGN.md section 3), from the capability table. */
+/* Whether this stage has the protocol step a failpoint is named after,
+ * from its capabilities: a SETNX apart from the lease, a GET apart from
+ * the DEL, a watchdog. */
 static int stage_has_step(const char *failpoint)
 {
     if (strcmp(failpoint, "acquire.after_setnx") == 0)
@@ -128,7 +129,7 @@ START_TEST(test_matrix_cell)
     sim_verdict v;
 
     harness_title("%s: %s (expect %s)", s->name, s->shows,
-                  s->expect[CAPS.stage - 1]);
+                  sim_scenario_key(s, CAPS.stage));
     client_program(program, sizeof(program));
     ck_assert_msg(sim_scenario_run(s, &cfg, &run, why, sizeof(why)) == 0,
                   "v%d %s: the run itself failed: %s", CAPS.stage, s->name, why);
