@@ -35,31 +35,22 @@ field() {
     done
 }
 
-if [ -z "$stages" ]; then
-    echo "stagediff.sh: no stages given: run it as make diff from=N to=M" >&2
+# One line on stderr, exit 2: what make diff prints for a bad argument.
+fail() {
+    echo "$*" >&2
     exit 2
-fi
-if [ -z "$to" ]; then
-    echo "usage: make diff from=N to=M [side=1], or make diff to=M (M against its base); stages:$(valid)" >&2
-    exit 2
-fi
+}
+
+[ -n "$stages" ] || fail "stagediff.sh: no stages given: run it as make diff from=N to=M"
+[ -n "$to" ] || fail "usage: make diff from=N to=M [side=1], or make diff to=M (M against its base); stages:$(valid)"
 b=$(field "$to" 2)
-if [ -z "$b" ]; then
-    echo "to='$to' is not a stage; valid:$(valid)" >&2
-    exit 2
-fi
+[ -n "$b" ] || fail "to='$to' is not a stage; valid:$(valid)"
 if [ -z "$from" ]; then
     from=$(field "$to" 3)
-    if [ "$from" = 0 ]; then
-        echo "$b is built on no other stage: give from=N; stages:$(valid)" >&2
-        exit 2
-    fi
+    [ "$from" != 0 ] || fail "$b is built on no other stage: give from=N; stages:$(valid)"
 fi
 a=$(field "$from" 2)
-if [ -z "$a" ]; then
-    echo "from='$from' is not a stage; valid:$(valid)" >&2
-    exit 2
-fi
+[ -n "$a" ] || fail "from='$from' is not a stage; valid:$(valid)"
 
 color=""
 if [ -t 1 ] && diff --color=auto /dev/null /dev/null >/dev/null 2>&1; then
