@@ -48,10 +48,10 @@ LDLIBS := $(HIREDIS_LIBS) -pthread
 # and its client side (linked with one stage into build/vN/client).
 SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.c \
                   sim/sentinel.c sim/stage.c sim/history.c sim/checker.c sim/report.c \
-                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c \
+                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/control.c sim/observer.c \
                   sim/util.c sim/proc.c sim/fleet.c sim/resource.c)
-SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c \
-                     sim/client.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
+SIM_CLIENT_SRCS := $(wildcard sim/client_main.c sim/workload.c sim/failpoint.c sim/history.c \
+                     sim/control.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
@@ -86,7 +86,7 @@ $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h sim/*.h sim/*.def)
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
 
-$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/worker.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
+$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 
 # The client side of the simulator calls the lock: built per stage, against

@@ -38,7 +38,7 @@ int sim_fleet_create(sim_fleet *f, const char *dir, const char *name, int n,
             sizeof(f->ctl_path))
         return sim_error(errstr, len, "dir name too long: %s", dir);
     if ((f->h = sim_history_create(f->h_path, errstr, len)) == NULL ||
-        (f->ctl = sim_client_control_create(f->ctl_path, errstr, len)) == NULL)
+        (f->ctl = sim_control_create(f->ctl_path, errstr, len)) == NULL)
         return -1;
     snprintf(f->ctl->history_path, sizeof(f->ctl->history_path), "%s", f->h_path);
     f->ctl->nclients = n;
@@ -111,7 +111,7 @@ static int reap(sim_fleet *f, int i, sim_proc_state st, int status,
     char name[2];
 
     f->pid[i] = 0;
-    sim_client_reach(f->ctl, i, SIM_PHASE_DONE);
+    sim_control_reach(f->ctl, i, SIM_PHASE_DONE);
     if (st == SIM_PROC_EXITED && status != 0)
         return sim_error(errstr, len, "client %s exited with status %d (its error is above)",
                          letter(i, name), status);
@@ -146,7 +146,7 @@ static int all_ready(const sim_fleet *f)
     int i;
 
     for (i = 0; i < f->n; i++) {
-        if (sim_client_reached(f->ctl, i, SIM_PHASE_READY) == 0)
+        if (sim_control_reached(f->ctl, i, SIM_PHASE_READY) == 0)
             return 0;
     }
     return 1;
@@ -210,7 +210,7 @@ void sim_fleet_end(sim_fleet *f)
         sim_proc_kill(f->pid[i]);
         f->pid[i] = 0;
     }
-    sim_client_control_close(f->ctl);
+    sim_control_close(f->ctl);
     sim_history_close(f->h);
     f->ctl = NULL;
     f->h = NULL;

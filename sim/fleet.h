@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "client.h"
+#include "control.h"
 #include "history.h"
 
 typedef struct sim_fleet {

@@ -28,7 +28,7 @@
 #include "cluster.h"
 #include "proc.h"
 #include "report.h"
-#include "scenarios.h"
+#include "runner.h"
 
 #define MIN_LEASE_MS 100   /* below this the scenarios' margins drown in noise */
 #define MAX_LEASE_MS 10000 /* above this a demo takes hours */
@@ -195,7 +195,7 @@ static int play(const options *o, int stage, const sim_scenario *s,
     cfg.lease_ms = o->lease_ms;
     cfg.seed = o->seed;
     cfg.sentinel = o->sentinel;
-    if (sim_scenario_run(s, &cfg, run, why, sizeof(why)) != 0) {
+    if (sim_runner_play(s, &cfg, run, why, sizeof(why)) != 0) {
         fprintf(stderr, "sim: v%d %s: %s\n", stage, s->name, why);
         return -1;
     }
@@ -220,7 +220,7 @@ static int cmd_run(const options *o)
         sim_history_save_run(o->save, &run.info, run.ev, run.n, run.t0_ns,
                              why, sizeof(why)) != 0)
         fprintf(stderr, "sim: --save: %s\n", why);
-    sim_run_free(&run);
+    sim_runner_free(&run);
     return 0;
 }
 
@@ -259,7 +259,7 @@ static int cmd_demo(const options *o)
                                           sim_scenario_expected(s, stage),
                                           run.failpoint_armed && !run.failpoint_fired,
                                           &verdicts[n], run.t0_ns };
-            sim_run_free(&run);
+            sim_runner_free(&run);
         }
     }
     progress(0, 0, 0, NULL);

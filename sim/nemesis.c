@@ -199,7 +199,7 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
         return -1;
     atomic_store(&n->ctl->primary_port, port);
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, port, "clients follow");
-    if (sim_history_observer_wait(n->ctl, port, RESUBSCRIBE_MS) != 0)
+    if (sim_observer_wait(n->ctl, port, RESUBSCRIBE_MS) != 0)
         return sim_error(errstr, len, "the observer did not subscribe to the new primary (port %d) within %d ms",
                      port, RESUBSCRIBE_MS);
     return 0;

@@ -131,7 +131,7 @@ static void observe(sim_history *h, sim_control *ctl)
     }
 }
 
-pid_t sim_history_observer_start(sim_history *h, sim_control *ctl,
+pid_t sim_observer_start(sim_history *h, sim_control *ctl,
                                  long timeout_ms, char *errstr, size_t len)
 {
     pid_t pid;
@@ -143,16 +143,16 @@ pid_t sim_history_observer_start(sim_history *h, sim_control *ctl,
         observe(h, ctl);
         _exit(0);
     }
-    if (sim_history_observer_wait(ctl, atomic_load(&ctl->primary_port),
+    if (sim_observer_wait(ctl, atomic_load(&ctl->primary_port),
                                   timeout_ms) != 0) {
-        sim_history_observer_stop(pid);
+        sim_observer_stop(pid);
         return sim_error(errstr, len, "the observer did not subscribe to port %d within %ld ms",
                      atomic_load(&ctl->primary_port), timeout_ms);
     }
     return pid;
 }
 
-int sim_history_observer_wait(const sim_control *ctl, int port,
+int sim_observer_wait(const sim_control *ctl, int port,
                               long timeout_ms)
 {
     int64_t start = sim_now_ns();
@@ -165,14 +165,14 @@ int sim_history_observer_wait(const sim_control *ctl, int port,
     return 0;
 }
 
-void sim_history_observer_stop(pid_t pid)
+void sim_observer_stop(pid_t pid)
 {
     sim_proc_kill(pid);
 }
 
 /* ---- the sync marker (any process) ------------------------------------------ */
 
-int sim_history_observer_sync(redisContext *c, sim_control *ctl, int slot,
+int sim_observer_sync(redisContext *c, sim_control *ctl, int slot,
                               long long seq, long timeout_ms)
 {
     redisReply *r = redisCommand(c, "PUBLISH %s %d:%lld",

@@ -1,11 +1,6 @@
-/* runner: plays one scenario against one stage (sim_scenario_run).
- *
- * One thread, one loop: every tick it reaps or notices stopped clients,
- * lets the nemesis resume the pauses that are due, starts the clients
- * whose trigger fired and injects the fault when its time comes. Clients
- * are processes of the stage's client program; the observer is a fork of
- * this process; the servers come from cluster. Whatever happens, every
- * process it started is killed and reaped and the temp dir removed. */
+/* runner: plays one scenario against one stage. See runner.h. Clients
+ * are processes of the stage's client program (the fleet); the observer
+ * is a fork of this process; the servers come from cluster. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -21,7 +16,7 @@
 #include "nemesis.h"
 #include "observer.h"
 #include "resource.h"
-#include "scenarios.h"
+#include "runner.h"
 #include "sentinel.h"
 #include "util.h"
 
@@ -135,7 +130,7 @@ static int setup_control(runner *r, char *errstr, size_t len)
  * each time into the history. */
 static int stock(runner *r, int final, char *errstr, size_t len)
 {
-    redisContext *c = sim_client_connect_resource(r->fleet.ctl, errstr, len);
+    redisContext *c = sim_control_connect_resource(r->fleet.ctl, errstr, len);
     long long value = r->s->stock;
     int rc;
 
@@ -196,7 +191,7 @@ static int setup(runner *r, char *errstr, size_t len)
         stock(r, 0, errstr, len) != 0)
         return -1;
     sim_nemesis_init(&r->nem, &r->cl, r->fleet.ctl, r->fleet.h, r->fleet.pid);
-    r->observer = sim_history_observer_start(r->fleet.h, r->fleet.ctl, OBSERVER_TIMEOUT_MS,
+    r->observer = sim_observer_start(r->fleet.h, r->fleet.ctl, OBSERVER_TIMEOUT_MS,
                                              errstr, len);
     if (r->observer < 0) {
         r->observer = 0;
@@ -239,8 +234,8 @@ static int64_t trigger_ns(const runner *r, const sim_trigger *t)
         at = r->fault_done ? r->fault_ns : 0;
     else if (who < 0 || who >= r->n)
         return 0;
-    else if ((at = sim_client_reached(r->fleet.ctl, who, t->phase)) == 0)
-        at = sim_client_reached(r->fleet.ctl, who, SIM_PHASE_DONE);
+    else if ((at = sim_control_reached(r->fleet.ctl, who, t->phase)) == 0)
+        at = sim_control_reached(r->fleet.ctl, who, SIM_PHASE_DONE);
     return at == 0 ? 0 : at + (int64_t)leases(r, t->delay) * 1000000;
 }
 
@@ -320,11 +315,11 @@ static int drive(runner *r, char *errstr, size_t len)
 static void drain_observer(runner *r)
 {
     char why[128];
-    redisContext *c = sim_client_connect_primary(r->fleet.ctl, why, sizeof(why));
+    redisContext *c = sim_control_connect_primary(r->fleet.ctl, why, sizeof(why));
 
     if (c == NULL)
         return;
-    sim_history_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, 1, OBSERVER_TIMEOUT_MS);
+    sim_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, 1, OBSERVER_TIMEOUT_MS);
     redisFree(c);
 }
 
@@ -367,14 +362,28 @@ static int finish(runner *r, sim_run *run, char *errstr, size_t len)
 static void teardown(runner *r)
 {
     sim_fleet_end(&r->fleet);
-    sim_history_observer_stop(r->observer);
+    sim_observer_stop(r->observer);
     sim_nemesis_close(&r->nem);
     sim_server_kill(&r->sentinel);
     sim_cluster_stop(&r->cl);
 }
 
-int sim_scenario_run(const sim_scenario *s, const sim_run_config *cfg,
-                     sim_run *run, char *errstr, size_t len)
+/* The cluster starts one primary (and a replica for the failover): a
+ * stage that talks to several independent masters needs more first. */
+static int playable(int stage, char *errstr, size_t len)
+{
+    const sim_stage *st = sim_stage_get(stage);
+
+    if (st == NULL)
+        return sim_error(errstr, len, "stage %d is not a line of sim/stages.def", stage);
+    if (st->masters != 1)
+        return sim_error(errstr, len, "%s talks to %d independent masters, and the runner "
+                         "starts one primary: it cannot play this stage", st->dir, st->masters);
+    return 0;
+}
+
+int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
+                    sim_run *run, char *errstr, size_t len)
 {
     runner r;
     int64_t began = sim_now_ns();
@@ -382,6 +391,8 @@ int sim_scenario_run(const sim_scenario *s, const sim_run_config *cfg,
 
     memset(&r, 0, sizeof(r));
     memset(run, 0, sizeof(*run));
+    if (playable(cfg->stage, errstr, len) != 0)
+        return -1;
     r.s = s;
     r.cfg = cfg;
     run->scenario = s;
@@ -396,11 +407,11 @@ int sim_scenario_run(const sim_scenario *s, const sim_run_config *cfg,
     teardown(&r);
     run->elapsed_ms = (sim_now_ns() - began) / 1000000;
     if (rc != 0)
-        sim_run_free(run);
+        sim_runner_free(run);
     return rc;
 }
 
-void sim_run_free(sim_run *run)
+void sim_runner_free(sim_run *run)
 {
     free(run->ev);
     run->ev = NULL;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "control.h"
 #include "sentinel.h"
 #include "util.h"
 
@@ -54,7 +54,7 @@ int sim_sentinel_master_port(const sim_server *s, const char *master)
 
     if (c == NULL)
         return -1;
-    port = sim_client_sentinel_master(c, master);
+    port = sim_control_sentinel_master(c, master);
     redisFree(c);
     return port;
 }

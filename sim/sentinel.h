@@ -4,7 +4,7 @@
  * The sentinel monitors the primary under a name with quorum 1, finds the
  * replica through the primary's INFO, and promotes it when the primary
  * has been down for down-after milliseconds. Clients ask it where the
- * primary is (client.h). It is a server process like the others (server.h):
+ * primary is (control.h). It is a server process like the others (server.h):
  * a child with PDEATHSIG, registered, stopped with sim_server_kill/stop.
  *
  * Errors, hiredis-style: 0 or -1 with one line of reason in errstr. */

@@ -70,10 +70,10 @@ static void sync_observer(sim_workload *w)
     if (!w->ctl->observed)
         return;
     if (w->sync == NULL)
-        w->sync = sim_client_connect_primary(w->ctl, why, sizeof(why));
+        w->sync = sim_control_connect_primary(w->ctl, why, sizeof(why));
     if (w->sync == NULL)
         return;
-    rc = sim_history_observer_sync(w->sync, w->ctl, w->client, ++w->sync_seq,
+    rc = sim_observer_sync(w->sync, w->ctl, w->client, ++w->sync_seq,
                                    SYNC_TIMEOUT_MS);
     if (rc < 0) {
         redisFree(w->sync);
@@ -87,7 +87,7 @@ static int acquire(sim_workload *w)
     int rc;
 
     record(w, SIM_EV_ACQUIRE_INVOKE, w->plan->wait_ms, "");
-    sim_client_reach(w->ctl, w->client, SIM_PHASE_WAITING);
+    sim_control_reach(w->ctl, w->client, SIM_PHASE_WAITING);
     rc = dlock_acquire(w->lock);
     if (rc == DLOCK_OK) {
         sync_observer(w);
@@ -110,7 +110,7 @@ static int release(sim_workload *w)
         if (i > 0)
             sim_sleep_ms(w->ctl->retry_ms);
         record(w, SIM_EV_RELEASE_INVOKE, i, "");
-        sim_client_reach(w->ctl, w->client, SIM_PHASE_RELEASING);
+        sim_control_reach(w->ctl, w->client, SIM_PHASE_RELEASING);
         rc = dlock_release(w->lock);
         if (rc == DLOCK_OK)
             record(w, SIM_EV_RELEASE_OK, 0, "");
@@ -127,7 +127,7 @@ static int release(sim_workload *w)
 static int cs_enter(sim_workload *w, long long *stock)
 {
     record(w, SIM_EV_CS_ENTER, 0, "");
-    sim_client_reach(w->ctl, w->client, SIM_PHASE_IN_CS);
+    sim_control_reach(w->ctl, w->client, SIM_PHASE_IN_CS);
     if (read_key(w, SIM_STOCK_KEY, stock) != 0)
         return -1;
     record(w, SIM_EV_STOCK_READ, *stock, "");
@@ -306,13 +306,13 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     w->client = client;
     w->plan = &ctl->client[client].plan;
     w->rng = w->plan->seed;
-    if ((w->resource = sim_client_connect_resource(ctl, errstr, len)) == NULL)
+    if ((w->resource = sim_control_connect_resource(ctl, errstr, len)) == NULL)
         return -1;
     dlock_config_init(&cfg);
     cfg.lease_ms = w->plan->lease_ms;
     cfg.wait_ms = w->plan->wait_ms;
     cfg.retry_ms = ctl->retry_ms;
-    cfg.connect = sim_client_connect_primary;
+    cfg.connect = sim_control_connect_primary;
     cfg.connect_arg = ctl;
     cfg.timeout_ms = ctl->timeout_ms;
     if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
-#include "client.h"
+#include "control.h"
 #include "history.h"
 #include "lock.h"
 

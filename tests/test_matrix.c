@@ -19,7 +19,7 @@
 #include "harness.h"
 #include "proc.h"
 #include "report.h"
-#include "scenarios.h"
+#include "runner.h"
 #include "suites.h"
 
 #define RUN_TIMEOUT_S 150   /* a run takes seconds; its own limit is shorter */
@@ -131,7 +131,7 @@ START_TEST(test_matrix_cell)
     harness_title("%s: %s (expect %s)", s->name, s->shows,
                   sim_scenario_key(s, CAPS.stage));
     client_program(program, sizeof(program));
-    ck_assert_msg(sim_scenario_run(s, &cfg, &run, why, sizeof(why)) == 0,
+    ck_assert_msg(sim_runner_play(s, &cfg, &run, why, sizeof(why)) == 0,
                   "v%d %s: the run itself failed: %s", CAPS.stage, s->name, why);
     sim_check(run.ev, run.n, &v);
     assert_failpoint(&run);
@@ -139,7 +139,7 @@ START_TEST(test_matrix_cell)
     printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
            run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",
            run.n, cfg.lease_ms, cfg.seed);
-    sim_run_free(&run);
+    sim_runner_free(&run);
 }
 END_TEST
 

@@ -1,6 +1,6 @@
-/* client: the control block and the connections made from it: the
+/* control: the control block and the connections made from it: the
  * provider that follows the primary, and the resource server. See
- * client.h. */
+ * control.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "client.h"
+#include "control.h"
 #include "history.h"
 #include "util.h"
 
@@ -43,14 +43,14 @@ static sim_control *map_control(const char *path, int flags, char *errstr,
     return p;
 }
 
-sim_control *sim_client_control_create(const char *path, char *errstr,
+sim_control *sim_control_create(const char *path, char *errstr,
                                        size_t len)
 {
     /* ftruncate of a new file gives zeroes: every atomic starts at 0. */
     return map_control(path, O_CREAT | O_EXCL, errstr, len);
 }
 
-sim_control *sim_client_control_open(const char *path, char *errstr,
+sim_control *sim_control_open(const char *path, char *errstr,
                                      size_t len)
 {
     struct stat st;
@@ -67,13 +67,13 @@ sim_control *sim_client_control_open(const char *path, char *errstr,
     return map_control(path, 0, errstr, len);
 }
 
-void sim_client_control_close(sim_control *ctl)
+void sim_control_close(sim_control *ctl)
 {
     if (ctl != NULL)
         munmap(ctl, sizeof(*ctl));
 }
 
-void sim_client_reach(sim_control *ctl, int client, sim_phase phase)
+void sim_control_reach(sim_control *ctl, int client, sim_phase phase)
 {
     long long unset = 0;
 
@@ -81,7 +81,7 @@ void sim_client_reach(sim_control *ctl, int client, sim_phase phase)
                                    &unset, (long long)sim_now_ns());
 }
 
-int64_t sim_client_reached(const sim_control *ctl, int client, sim_phase phase)
+int64_t sim_control_reached(const sim_control *ctl, int client, sim_phase phase)
 {
     return atomic_load(&ctl->client[client].reached_ns[phase]);
 }
@@ -104,7 +104,7 @@ static redisContext *connect_port(const sim_control *ctl, int port,
     return c;
 }
 
-int sim_client_sentinel_master(redisContext *c, const char *master)
+int sim_control_sentinel_master(redisContext *c, const char *master)
 {
     redisReply *r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", master);
     int port = -1;
@@ -125,14 +125,14 @@ static int ask_sentinel(const sim_control *ctl, char *errstr, size_t len)
 
     if (c == NULL)
         return -1;
-    if ((port = sim_client_sentinel_master(c, ctl->sentinel_master)) < 0)
+    if ((port = sim_control_sentinel_master(c, ctl->sentinel_master)) < 0)
         sim_error(errstr, len, "sentinel on port %d does not know master %s",
                   ctl->sentinel_port, ctl->sentinel_master);
     redisFree(c);
     return port;
 }
 
-redisContext *sim_client_connect_primary(void *arg, char *errstr, size_t len)
+redisContext *sim_control_connect_primary(void *arg, char *errstr, size_t len)
 {
     const sim_control *ctl = arg;
     int port = atomic_load(&ctl->primary_port);
@@ -142,7 +142,7 @@ redisContext *sim_client_connect_primary(void *arg, char *errstr, size_t len)
     return connect_port(ctl, port, errstr, len);
 }
 
-redisContext *sim_client_connect_resource(const sim_control *ctl, char *errstr,
+redisContext *sim_control_connect_resource(const sim_control *ctl, char *errstr,
                                           size_t len)
 {
     return connect_port(ctl, ctl->resource_port, errstr, len);

@@ -1,8 +1,8 @@
-/* client: the control block that the simulated clients share with the
- * simulator, and the connections a client makes from it.
+/* control: the control block that the simulated clients share with the
+ * simulator, and the connections a process makes from it.
  *
- * Each client is the program build/vN/client (sim/worker.c linked with one
- * stage): the fleet (fleet.h) forks and execs it, so a crash is a real
+ * Each client is the program build/vN/client (sim/client_main.c linked
+ * with one stage): the fleet (fleet.h) forks and execs it, so a crash is a real
  * SIGKILL and a pause (SIGSTOP) freezes every thread of it, v6's watchdog
  * too.
  *
@@ -12,8 +12,8 @@
  * reconnect), start flags, and the steps each client has reached, which the
  * scenario waits on to sequence its steps. Fields that change during a run
  * are atomics: lock-free atomics work across processes. */
-#ifndef SIM_CLIENT_H
-#define SIM_CLIENT_H
+#ifndef SIM_CONTROL_H
+#define SIM_CONTROL_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -94,32 +94,32 @@ typedef struct sim_control {
 /* ---- the control block (simulator and clients) ---- */
 
 /* Creates the file at path, zeroed, and maps it. NULL with errstr. */
-sim_control *sim_client_control_create(const char *path, char *errstr,
+sim_control *sim_control_create(const char *path, char *errstr,
                                        size_t len);
 
 /* Maps an existing control block (in a client process). NULL with errstr. */
-sim_control *sim_client_control_open(const char *path, char *errstr,
+sim_control *sim_control_open(const char *path, char *errstr,
                                      size_t len);
 
-void sim_client_control_close(sim_control *ctl);
+void sim_control_close(sim_control *ctl);
 
 /* Notes that client reached phase now, the first time only. */
-void sim_client_reach(sim_control *ctl, int client, sim_phase phase);
+void sim_control_reach(sim_control *ctl, int client, sim_phase phase);
 
 /* When client first reached phase (CLOCK_MONOTONIC ns), 0 if not yet. */
-int64_t sim_client_reached(const sim_control *ctl, int client, sim_phase phase);
+int64_t sim_control_reached(const sim_control *ctl, int client, sim_phase phase);
 
 /* A connection provider (a dlock_connect_fn, with arg = the control
  * block): a new connection to the current primary, asked from the
  * sentinel when there is one. NULL with one line in errstr. */
-redisContext *sim_client_connect_primary(void *arg, char *errstr, size_t len);
+redisContext *sim_control_connect_primary(void *arg, char *errstr, size_t len);
 
 /* The port a sentinel (on connection c) names as master's address now;
  * -1 when it does not know. */
-int sim_client_sentinel_master(redisContext *c, const char *master);
+int sim_control_sentinel_master(redisContext *c, const char *master);
 
 /* A new connection to the resource server. NULL with errstr. */
-redisContext *sim_client_connect_resource(const sim_control *ctl, char *errstr,
+redisContext *sim_control_connect_resource(const sim_control *ctl, char *errstr,
                                           size_t len);
 
 #endif
