@@ -49,7 +49,7 @@ LDLIBS := $(HIREDIS_LIBS) -pthread
 SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.c \
                   sim/sentinel.c sim/stage.c sim/history.c sim/checker.c sim/report.c \
                   sim/scenarios.c sim/runner.c sim/nemesis.c sim/control.c sim/observer.c \
-                  sim/util.c sim/proc.c sim/fleet.c sim/resource.c)
+                  sim/util.c sim/proc.c sim/fleet.c sim/resource.c sim/pool.c)
 SIM_CLIENT_SRCS := $(wildcard sim/client_main.c sim/workload.c sim/failpoint.c sim/history.c \
                      sim/control.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
@@ -58,7 +58,7 @@ SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 # matrix row, and the simulator's own tests (no Redis).
 TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
 TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/test_tally.c tests/test_stages.c \
-                   tests/run_sim.c)
+                   tests/test_pool.c tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
 .DEFAULT_GOAL := all
@@ -128,12 +128,13 @@ stage-test:
 
 # ---- the simulator's own tests (no Redis) --------------------------------
 # The checker, the bench's tally, history and report run on hand-written
-# histories, the stage list and the answer key are read as tables: no server
-# and no stage is run, so the binary needs only these modules.
+# histories, the stage list and the answer key are read as tables, the pool
+# runs small functions: no server and no stage is run, so the binary needs
+# only these modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
                  $(BUILD)/sim/tally.o $(BUILD)/sim/stage.o $(BUILD)/sim/scenarios.o \
-                 $(BUILD)/sim/util.o
+                 $(BUILD)/sim/pool.o $(BUILD)/sim/proc.o $(BUILD)/sim/util.o
 
 $(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h sim/*.def tests/*.h)
 	@mkdir -p $(@D)
@@ -144,7 +145,7 @@ $(BUILD)/test_sim: $(SIM_TEST_OBJS)
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim
-	@echo "== simulator: history, checker, report, tally, stages (no Redis) =="
+	@echo "== simulator: history, checker, report, tally, stages, pool (no Redis) =="
 	@$(BUILD)/test_sim
 
 # ---- diff --------------------------------------------------------------

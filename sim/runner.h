@@ -7,7 +7,10 @@
  * every tick it reaps or notices stopped clients, lets the nemesis resume
  * the pauses that are due, starts the clients whose trigger fired and
  * strikes. Whatever happens, every process it started is killed and
- * reaped and its temp dir removed. */
+ * reaped and its temp dir removed.
+ *
+ * sim_runner_play_cells plays many such runs side by side: the fault
+ * matrix in a fraction of the time it takes one after another. */
 #ifndef SIM_RUNNER_H
 #define SIM_RUNNER_H
 
@@ -15,6 +18,7 @@
 #include <stdint.h>
 
 #include "history.h"
+#include "pool.h"
 #include "scenarios.h"
 
 /* How to run: which client program (so which stage), and the lease. */
@@ -48,5 +52,24 @@ int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
                     sim_run *run, char *errstr, size_t len);
 
 void sim_runner_free(sim_run *run);
+
+/* One cell of a matrix: a scenario against a stage. */
+typedef struct sim_cell {
+    const sim_scenario *s;
+    int stage;
+    const char *program;   /* build/vN/client of that stage */
+} sim_cell;
+
+/* Plays each cell with cfg (its stage and program taken from the cell),
+ * each in a process of its own, `jobs` at a time (pool.h): runs[i] is
+ * what sim_runner_play returns for cells[i], in the order of cells. Each
+ * cell starts its own servers on its own ports in its own temp dir, so
+ * the cells cannot meet. progress (may be NULL) is told of each cell
+ * played. 0, or -1 with errstr naming the cell that broke; runs hold
+ * nothing then. */
+int sim_runner_play_cells(const sim_cell *cells, size_t n,
+                          const sim_run_config *cfg, int jobs,
+                          sim_pool_progress progress, void *progress_arg,
+                          sim_run *runs, char *errstr, size_t len);
 
 #endif

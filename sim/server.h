@@ -28,7 +28,8 @@
 
 #include "tempdir.h"
 
-#define SIM_START_TIMEOUT_MS 5000 /* a server that does not answer PING by then is broken */
+#define SIM_START_TIMEOUT_MS 15000 /* a server that does not answer PING by then is broken
+                                   * (a loaded machine, many runs at once, takes seconds) */
 
 /* One redis-server process. Zero it (or let sim_server_start fill it)
  * before use; pid is 0 whenever no process is running. */

@@ -1,9 +1,10 @@
 # sim.mk: the simulator's program and its commands (included by the Makefile).
 #
 #   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]   one run, with its timeline
-#   make demo [seed=K] [lease=MS] [sentinel=1]     the fault matrix: every scenario x every stage
+#   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
 #
-# sentinel=1: a real redis-sentinel promotes the replica in the failover.
+# jobs=N: cells played at once (1..16; default 3 per CPU). sentinel=1: a
+# real redis-sentinel promotes the replica in the failover.
 #
 # build/sim/sim is one program for every stage: it runs the clients of a
 # stage as processes of that stage's build/vN/client.
@@ -42,7 +43,7 @@ sim: check-deps
 
 demo: check-deps
 	@$(MAKE) --no-print-directory sim-build
-	@$(SIM_PROGRAM) demo $(SIM_OPTS)
+	@$(SIM_PROGRAM) demo $(if $(jobs),--jobs $(jobs)) $(SIM_OPTS)
 
 # make bench lives in its own file.
 -include sim/bench.mk

@@ -12,6 +12,7 @@ Suite *history_suite(void);  /* tests/test_checker.c: journal and file */
 Suite *report_suite(void);   /* tests/test_checker.c: sentences, timeline, matrix */
 Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
 Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the answer key */
+Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */
 
 int main(void)
 {
@@ -22,6 +23,7 @@ int main(void)
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, tally_suite());
     srunner_add_suite(runner, stages_suite());
+    srunner_add_suite(runner, pool_suite());
     srunner_run_all(runner, CK_NORMAL);
     failed = srunner_ntests_failed(runner);
     srunner_free(runner);
