@@ -2,23 +2,32 @@
 #
 #   make test                       every stage, then the simulator's and the bench's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
-#   make demo                       the fault matrix: 9 scenarios x 6 stages
+#   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional)
 #   make bench                      each stage against the Redis round-trip limit
 #   make diff from=N to=M           what changed between two stages (side=1: side by side)
+#   make diff to=M                  what stage M changed on the stage it is built on
 #   make deps                       install what is missing (test, demo, sim, bench do it too)
 #   make clean
 #
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.
 
-STAGE_DIRS := v1-setnx v2-expire v3-set-nx-px v4-owner-check v5-lua-unlock v6-reentrant-watchdog
-STAGES := 1 2 3 4 5 6
-stage_dir = $(word $(1),$(STAGE_DIRS))
+# The stages: one line each in sim/stages.def, read here as
+# number:folder:base. Everything below comes from that list: a new stage
+# is its folder and its line there.
+STAGE_SED := s/^SIM_STAGE(\([0-9]*\), *"\([^"]*\)", *\([0-9]*\),.*/\1:\2:\3/p
+STAGE_LINES := $(shell sed -n '$(STAGE_SED)' sim/stages.def)
+ifeq ($(STAGE_LINES),)
+  $(error sim/stages.def lists no stage: restore it from git)
+endif
+STAGES := $(foreach l,$(STAGE_LINES),$(firstword $(subst :, ,$(l))))
+stage_dir = $(word 2,$(subst :, ,$(filter $(1):%,$(STAGE_LINES))))
+STAGE_LIST := $(foreach n,$(STAGES),$(n) ($(call stage_dir,$(n))))
 
 # A bad stage= stops here, whatever the target, with the valid values.
 ifneq ($(stage),)
   ifeq ($(filter $(stage),$(STAGES)),)
-    $(error stage='$(stage)' is not a stage; valid: 1 ($(word 1,$(STAGE_DIRS))) 2 ($(word 2,$(STAGE_DIRS))) 3 ($(word 3,$(STAGE_DIRS))) 4 ($(word 4,$(STAGE_DIRS))) 5 ($(word 5,$(STAGE_DIRS))) 6 ($(word 6,$(STAGE_DIRS))))
+    $(error stage='$(stage)' is not a stage; valid: $(STAGE_LIST))
   endif
 endif
 
@@ -37,17 +46,19 @@ LDLIBS := $(HIREDIS_LIBS) -pthread
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
-SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/history.c sim/checker.c sim/report.c \
-                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c \
-                  sim/util.c)
-SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c \
-                     sim/client.c sim/observer.c sim/util.c)
+SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.c \
+                  sim/sentinel.c sim/stage.c sim/history.c sim/checker.c sim/report.c \
+                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/control.c sim/observer.c \
+                  sim/util.c sim/proc.c sim/fleet.c sim/resource.c sim/pool.c)
+SIM_CLIENT_SRCS := $(wildcard sim/client_main.c sim/workload.c sim/failpoint.c sim/history.c \
+                     sim/control.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
 # matrix row, and the simulator's own tests (no Redis).
 TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
-TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/run_sim.c)
+TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/test_tally.c tests/test_stages.c \
+                   tests/test_pool.c tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
 .DEFAULT_GOAL := all
@@ -71,20 +82,20 @@ $(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -I$(call stage_dir,$(1)) -c $$< -o $$@
 
-$(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h sim/*.h)
+$(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h sim/*.h sim/*.def)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) -Isim -Itests -c $$< -o $$@
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
 
-$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/worker.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
+$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 
 # The client side of the simulator calls the lock: built per stage, against
 # that stage's lock.h, like the stage itself.
 SIM_CLIENT_OBJS_$(1) := $$(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/v$(1)/sim-%.o)
 
-$(BUILD)/v$(1)/sim-%.o: sim/%.c $(wildcard sim/*.h) $(call stage_dir,$(1))/lock.h
+$(BUILD)/v$(1)/sim-%.o: sim/%.c $(wildcard sim/*.h sim/*.def) $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Isim -c $$< -o $$@
 
@@ -93,7 +104,7 @@ $(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1))
 endef
 $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
 
-$(BUILD)/sim/%.o: sim/%.c $(wildcard sim/*.h)
+$(BUILD)/sim/%.o: sim/%.c $(wildcard sim/*.h sim/*.def)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isim -c $< -o $@
 
@@ -113,32 +124,37 @@ else
 endif
 
 stage-test:
-	@test -n "$(stage)" || { echo "stage-test needs stage=N (1..6)"; exit 2; }
+	@test -n "$(stage)" || { echo "stage-test needs stage=N: $(STAGE_LIST)"; exit 2; }
 	@$(MAKE) --no-print-directory $(BUILD)/v$(stage)/tests
 	@$(BUILD)/v$(stage)/tests
 
 # ---- the simulator's own tests (no Redis) --------------------------------
-# The checker, history and report run on hand-written histories: no server
-# and no stage, so the binary needs only these three modules.
+# The checker, the bench's tally, history and report run on hand-written
+# histories, the stage list and the answer key are read as tables, the pool
+# runs small functions: no server and no stage is run, so the binary needs
+# only these modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
-                 $(BUILD)/sim/util.o
+                 $(BUILD)/sim/tally.o $(BUILD)/sim/stage.o $(BUILD)/sim/scenarios.o \
+                 $(BUILD)/sim/pool.o $(BUILD)/sim/proc.o $(BUILD)/sim/util.o
 
-$(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h tests/*.h)
+$(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h sim/*.def tests/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isim -Itests -c $< -o $@
+	$(CC) $(CFLAGS) -DSRCDIR='"$(CURDIR)"' -Isim -Itests -c $< -o $@
 
 $(BUILD)/test_sim: $(SIM_TEST_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -pthread
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -lm -pthread
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim
-	@echo "== simulator: history, checker, report (no Redis) =="
+	@echo "== simulator: history, checker, report, tally, stages, pool (no Redis) =="
 	@$(BUILD)/test_sim
 
 # ---- diff --------------------------------------------------------------
+# The script gets the stages as the list above has them; without from= it
+# diffs to= against its base.
 diff:
-	@tests/stagediff.sh "$(from)" "$(to)" "$(side)"
+	@tests/stagediff.sh "$(from)" "$(to)" "$(side)" $(STAGE_LINES)
 
 clean:
 	rm -rf build

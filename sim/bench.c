@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "client.h"
+#include "proc.h"
 #include "util.h"
 
 #define RUNS_DEFAULT 3
@@ -196,7 +196,7 @@ static int setup(sim_bench *b, char *errstr, size_t len)
         pin(b, errstr, len) != 0 ||
         (b->adm = sim_bench_connect(&b->cl.primary, errstr, len)) == NULL ||
         (b->res = sim_bench_connect(&b->cl.resource, errstr, len)) == NULL ||
-        sim_cluster_info_field(b->adm, "server", "redis_version", field,
+        sim_server_info_field(b->adm, "server", "redis_version", field,
                                sizeof(field), errstr, len) != 0)
         return -1;
     snprintf(b->redis_version, sizeof(b->redis_version), "%s", field);
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
         return 2;
     atexit(sim_cluster_cleanup);
     sim_cluster_cleanup_on_signal();
-    sim_client_cleanup_on_signal();
+    sim_proc_cleanup_on_signal();
     rc = setup(&b, why, sizeof(why));
     if (rc == 0 && b.out == NULL) {
         snprintf(out, sizeof(out), "%s/bench/bench.jsonl", b.build_dir);

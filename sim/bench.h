@@ -1,9 +1,11 @@
 /* bench: each stage of the lock against the Redis round-trip limit, and
  * what waiting costs (make bench).
  *
- * Three files, one role: bench.c is the program (arguments, servers, CPU
+ * Four files, one role: bench.c is the program (arguments, servers, CPU
  * pinning, the runs), bench_measure.c measures one stage in one run,
- * bench_report.c prints the table and writes the data file.
+ * bench_server.c reads what the lock server counted, bench_report.c
+ * prints the table and writes the data file. The contended history is
+ * read by the tally (tally.h).
  *
  * For each run and each stage, in this order:
  *
@@ -19,14 +21,15 @@
  *                does as many pairs through dlock_acquire and dlock_release:
  *                pairs per second, and the ratio to the limit.
  *   contended    8 client processes on one key for a fixed window, each:
- *                lock, GET + SET of a counter on the resource server,
- *                unlock. From the history's CLOCK_MONOTONIC stamps:
- *                acquisitions/s, handoffs, waits, how often the releaser
- *                won again, the least and most served client. From the
- *                servers: the counter against the acquisitions (lost
- *                updates), INFO commandstats before and after (commands,
- *                script-internal ones included) and the SLOWLOG again
- *                (round trips: the top-level commands).
+ *                lock, GET + SET of the counter on the resource server,
+ *                unlock, recorded in a history like a scenario's clients.
+ *                The tally (tally.h) reads it: acquisitions/s, handoffs,
+ *                waits, how often the releaser won again, the least and
+ *                most served client, and the counter against the
+ *                acquisitions (lost updates). From the servers: INFO
+ *                commandstats before and after (commands, script-internal
+ *                ones included) and the SLOWLOG again (round trips: the
+ *                top-level commands).
  *
  * Errors, hiredis-style: 0 or -1 with one line of reason in errstr. */
 #ifndef SIM_BENCH_H
@@ -44,6 +47,7 @@
 #define SIM_BENCH_LEASE_MS 10000  /* dlock_config_init's default lease */
 #define SIM_BENCH_RETRY_MS 10     /* dlock_config_init's default: what a user gets */
 #define SIM_BENCH_WAIT_MS 10000   /* a contended waiter's budget: far beyond the window */
+#define SIM_BENCH_TIMEOUT_MS 2000 /* connect and command timeout, ours and the clients' */
 #define SIM_BENCH_WARM_MS 100     /* the first slice, not counted: connections, caches */
 #define SIM_BENCH_SLICE_MS 40     /* one slice of the replay; the stage then does as many pairs */
 #define SIM_BENCH_SLICES 16       /* alternating slices per run: 0.64 s of each */
@@ -92,7 +96,8 @@ typedef struct sim_bench_stage {
     double cmd_rate[SIM_BENCH_SEQ_MAX]; /* each top-level command, per s of its own time */
     double window_ms;           /* the contended window it got */
     long long acquisitions;     /* contended, the tail after the window too */
-    long long counter;          /* the counter's final value */
+    long long counter;          /* the counter's final value (it starts at 0) */
+    long long lost;             /* acquisitions the counter does not show */
     long long round_trips;      /* contended top-level commands, all clients */
     long long commands;         /* contended commandstats delta */
     long busy, errors;          /* acquire calls that did not get the lock */
@@ -117,13 +122,39 @@ typedef struct sim_bench {
 
 /* ---- bench_measure.c ---- */
 
+/* Measures one stage in one run into b->result[run][stage - 1]. */
+int sim_bench_measure(sim_bench *b, int run, int stage, char *errstr, size_t len);
+
+/* ---- bench_server.c ---- */
+
 /* Our connection to a server: named, so that every count leaves it out,
  * and with keyspace events off (only the simulator's observer reads them,
  * and each would cost a write a publish). NULL with errstr. */
 redisContext *sim_bench_connect(const sim_server *s, char *errstr, size_t len);
 
-/* Measures one stage in one run into b->result[run][stage - 1]. */
-int sim_bench_measure(sim_bench *b, int run, int stage, char *errstr, size_t len);
+/* fmt with one string argument, on one of our connections, for its side
+ * effect: 0, or -1 with errstr on an error reply or a broken connection. */
+int sim_bench_tell(redisContext *c, char *errstr, size_t len, const char *fmt,
+                   const char *arg);
+
+/* The SLOWLOG of the lock server logs every command from now on, from an
+ * empty log (on), and is back to Redis's defaults, its memory freed (off). */
+int sim_bench_slowlog_on(sim_bench *b, char *errstr, size_t len);
+int sim_bench_slowlog_off(sim_bench *b, char *errstr, size_t len);
+
+/* Top-level (round trips) and script-internal commands logged since on. */
+int sim_bench_slowlog_count(sim_bench *b, long long *top, long long *internal,
+                            char *errstr, size_t len);
+
+/* The log since on holds two pairs of a new client: *one gets the second
+ * (free it with sim_bench_pair_free). Two warm pairs must be the same
+ * commands twice; anything else (a first-use step, a retry) is not one
+ * pair's cost, and an error. */
+int sim_bench_slowlog_pair(sim_bench *b, sim_bench_pair *one, char *errstr, size_t len);
+
+/* The sum of calls in INFO commandstats but ours: every command the
+ * clients made the server run, those run inside scripts included. */
+int sim_bench_commandstats(sim_bench *b, long long *calls, char *errstr, size_t len);
 
 /* Frees a pair's copied arguments. */
 void sim_bench_pair_free(sim_bench_pair *p);

@@ -16,6 +16,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bench.h"
+#include "tally.h"
 #include "util.h"
 
 /* The figures' names in the data file. */
@@ -27,13 +28,6 @@ static const char *const figure_key[SIM_BENCH_FIGURES] = {
 };
 
 /* ---- statistics -------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
 
 /* Median, min and max of one figure over the runs, skipping NANs. */
 static int spread(const sim_bench *b, int stage, int f, double *med, double *lo,
@@ -50,8 +44,7 @@ static int spread(const sim_bench *b, int stage, int f, double *med, double *lo,
     }
     if (n == 0)
         return -1;
-    qsort(v, n, sizeof(v[0]), cmp_double);
-    *med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    *med = sim_tally_median(v, (size_t)n);
     *lo = v[0];
     *hi = v[n - 1];
     return 0;
@@ -234,7 +227,7 @@ static void print_uncontended(const sim_bench *b, FILE *f)
 
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-24s %4d  %-14s %-14s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-24s %4d  %-14s %-14s %s\n", sim_stage_name(s),
                 pair_text(p, trips, sizeof(trips)), p->n + p->internal,
                 run_cell(b, s, SIM_BENCH_LIMIT, 'g', c1, sizeof(c1)),
                 run_cell(b, s, SIM_BENCH_SOLO, 'g', c2, sizeof(c2)),
@@ -252,10 +245,7 @@ static double command_rate(const sim_bench *b, int stage, int c)
         if (b->result[r][stage - 1].done && !isnan(b->result[r][stage - 1].cmd_rate[c]))
             v[n++] = b->result[r][stage - 1].cmd_rate[c];
     }
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(v[0]), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return sim_tally_median(v, (size_t)n);
 }
 
 static void print_commands(const sim_bench *b, FILE *f)
@@ -269,7 +259,7 @@ static void print_commands(const sim_bench *b, FILE *f)
 
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "  %-22s", sim_scenario_stage_name(s));
+        fprintf(f, "  %-22s", sim_stage_name(s));
         for (c = 0; c < p->n; c++)
             fprintf(f, "  %s %s", command_name(&p->cmd[c], name, sizeof(name)),
                     grouped(command_rate(b, s, c), num, sizeof(num)));
@@ -284,7 +274,7 @@ long long sim_bench_lost(const sim_bench *b, int stage)
 
     for (r = 0; r < b->runs; r++) {
         if (b->result[r][stage - 1].done)
-            lost += b->result[r][stage - 1].acquisitions - b->result[r][stage - 1].counter;
+            lost += b->result[r][stage - 1].lost;
     }
     return lost;
 }
@@ -305,7 +295,7 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
         if (!sim_bench_wanted(b, s))
             continue;
         snprintf(lost, sizeof(lost), "%lld", sim_bench_lost(b, s));
-        fprintf(f, "%-22s %-15s %-16s %-15s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-15s %-16s %-15s %s\n", sim_stage_name(s),
                 cell(b, s, SIM_BENCH_ACQ_RATE, 'g', c1, sizeof(c1)),
                 cell(b, s, SIM_BENCH_RTT_ACQ, 'f', c2, sizeof(c2)),
                 cell(b, s, SIM_BENCH_CMDS_ACQ, 'f', c3, sizeof(c3)), lost);
@@ -324,7 +314,7 @@ static void print_contended_wait(const sim_bench *b, FILE *f)
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", sim_stage_name(s),
                 cell(b, s, SIM_BENCH_HANDOFF_P50, 'm', c[0], 48),
                 cell(b, s, SIM_BENCH_HANDOFF_P99, 'm', c[1], 48),
                 cell(b, s, SIM_BENCH_WAIT_P50, 'm', c[2], 48),
@@ -345,7 +335,7 @@ static void print_fairness(const sim_bench *b, FILE *f)
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-12s %-12s %s\n", sim_scenario_stage_name(s),
+        fprintf(f, "%-22s %-12s %-12s %s\n", sim_stage_name(s),
                 cell(b, s, SIM_BENCH_REWON, '%', c[0], 48),
                 cell(b, s, SIM_BENCH_LEAST, 'g', c[1], 48),
                 cell(b, s, SIM_BENCH_MOST, 'g', c[2], 48));
@@ -366,7 +356,7 @@ static void target_ratio(const sim_bench *b, FILE *f)
         double r = med(b, s, SIM_BENCH_RATIO);
 
         if (sim_bench_wanted(b, s) && r < 0.9) {
-            fprintf(f, "%sMISSED by %s (%.3f)", missed ? "; " : "", sim_scenario_stage_name(s), r);
+            fprintf(f, "%sMISSED by %s (%.3f)", missed ? "; " : "", sim_stage_name(s), r);
             missed++;
         }
     }
@@ -381,7 +371,7 @@ static void target_lost(const sim_bench *b, FILE *f)
     for (s = 1; s <= SIM_STAGES; s++) {
         if (sim_bench_wanted(b, s) && sim_bench_lost(b, s) != 0) {
             fprintf(f, "%sMISSED by %s (%lld)", missed ? "; " : "",
-                    sim_scenario_stage_name(s), sim_bench_lost(b, s));
+                    sim_stage_name(s), sim_bench_lost(b, s));
             missed++;
         }
     }
@@ -405,7 +395,7 @@ static void target_wait(const sim_bench *b, FILE *f)
     if (isnan(best) || isnan(p99))
         return;
     fprintf(f, "  v6 wait p99 <= 1/3 of the best polling stage's (%s, %.1f ms): %s (%.1f ms)\n",
-            sim_scenario_stage_name(at), best, p99 * 3 <= best ? "met" : "MISSED", p99);
+            sim_stage_name(at), best, p99 * 3 <= best ? "met" : "MISSED", p99);
     fprintf(f, "      v6: the releaser re-won %.1f%% of the lock changes; %.1f commands and %.1f\n"
                "      round trips per acquisition (every waiter retries on each unlock message)\n",
             med(b, V6, SIM_BENCH_REWON) * 100, med(b, V6, SIM_BENCH_CMDS_ACQ),
@@ -445,7 +435,7 @@ void sim_bench_progress(const sim_bench *b, int run, int stage, const char *what
         fprintf(stderr, "\r%*s\r", 70, "");
     else
         fprintf(stderr, "\r[run %d/%d] %-22s %-12s", run + 1, b->runs,
-                sim_scenario_stage_name(stage), what);
+                sim_stage_name(stage), what);
     fflush(stderr);
 }
 
@@ -501,7 +491,7 @@ static void json_run(const sim_bench *b, int run, int s, FILE *f)
     int c, i;
 
     fprintf(f, "{\"kind\":\"run\",\"run\":%d,\"stage\":\"%s\",\"pair\":[", run + 1,
-            sim_scenario_stage_name(s));
+            sim_stage_name(s));
     for (c = 0; c < sr->pair.n; c++) {
         fprintf(f, "%s[", c ? "," : "");
         for (i = 0; i < sr->pair.cmd[c].argc; i++) {
@@ -533,7 +523,7 @@ static void json_summary(const sim_bench *b, int s, FILE *f)
     double med, lo, hi;
     int i;
 
-    fprintf(f, "{\"kind\":\"summary\",\"stage\":\"%s\"", sim_scenario_stage_name(s));
+    fprintf(f, "{\"kind\":\"summary\",\"stage\":\"%s\"", sim_stage_name(s));
     for (i = 0; i < SIM_BENCH_FIGURES; i++) {
         fprintf(f, ",\"%s\":", figure_key[i]);
         if (spread(b, s, i, &med, &lo, &hi) != 0) {

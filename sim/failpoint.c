@@ -186,7 +186,7 @@ static void stop_process(const armed *a)
         return;
     }
     atomic_store(&control->client[self].stop_ms, a->ms);
-    sim_client_reach(control, self, SIM_PHASE_STOPPED);
+    sim_control_reach(control, self, SIM_PHASE_STOPPED);
     kill(getpid(), SIGSTOP);
 }
 

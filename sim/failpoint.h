@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "client.h"
+#include "control.h"
 #include "history.h"
 
 #define SIM_FAILPOINT_ENV "DLOCK_FAILPOINTS"

@@ -1,20 +1,21 @@
 /* sim: the simulator's command line (build/sim/sim).
  *
  *   sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]
- *   sim demo [--seed K] [--lease MS] [--sentinel]
+ *   sim demo [--jobs N] [--seed K] [--lease MS] [--sentinel]
  *   sim check FILE
- *   sim list
+ *   sim list [--names]
  *
  * run plays one scenario against one stage and prints its title, verdict
- * and timeline; demo plays all of them against all six stages and prints
+ * and timeline; demo plays all of them against every stage and prints
  * the fault matrix, exiting non-zero when a cell differs from the answer
- * key; check judges a history saved with --save again. With --sentinel a
- * real redis-sentinel promotes the replica in the failover scenario, and
- * the clients ask it where the primary is. The clients are the
- * stage's program build/vN/client, found next to this one (build/sim/sim),
- * so SANITIZE=1 builds find their own. Ctrl-C at any point leaves no
- * redis-server and no temp dir behind (cluster's cleanup on signals; the
- * client processes die with us). */
+ * key: --jobs cells at once, each with servers of its own (the default
+ * is a few per CPU, as a cell mostly sleeps); check judges a history
+ * saved with --save again. With --sentinel a real redis-sentinel promotes
+ * the replica in the failover scenario, and the clients ask it where the
+ * primary is. The clients are the stage's program build/vN/client, found
+ * next to this one (build/sim/sim), so SANITIZE=1 builds find their own.
+ * Ctrl-C at any point leaves no redis-server and no temp dir behind
+ * (cluster's cleanup on signals; the client processes die with us). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
@@ -26,12 +27,13 @@
 
 #include "checker.h"
 #include "cluster.h"
+#include "proc.h"
 #include "report.h"
-#include "scenarios.h"
+#include "runner.h"
 
 #define MIN_LEASE_MS 100   /* below this the scenarios' margins drown in noise */
 #define MAX_LEASE_MS 10000 /* above this a demo takes hours */
-#define CELLS (SIM_STAGES * 16)
+#define CELLS (SIM_STAGES * 16) /* the matrix: every stage, up to 16 scenarios */
 
 typedef struct options {
     const char *command;
@@ -41,8 +43,10 @@ typedef struct options {
     long lease_ms;
     const char *save;           /* NULL = do not save */
     const char *file;           /* check: the saved history */
+    long jobs;                  /* demo: cells played at once */
     int sentinel;               /* failover by a real sentinel */
     int help;                   /* --help, -h or help: the usage, exit 0 */
+    int names;                  /* list: the scenarios' names only */
 } options;
 
 /* The usage on f; returns status, the exit code that goes with it. */
@@ -50,9 +54,9 @@ static int usage(FILE *f, int status)
 {
     fprintf(f,
             "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]\n"
-            "       sim demo [--seed K] [--lease MS] [--sentinel]\n"
+            "       sim demo [--jobs N] [--seed K] [--lease MS] [--sentinel]\n"
             "       sim check FILE\n"
-            "       sim list\n");
+            "       sim list [--names]\n");
     return status;
 }
 
@@ -101,7 +105,7 @@ static int stage_arg(const char *text, int *stage)
     }
     fprintf(stderr, "sim: valid stages:");
     for (i = 1; i <= SIM_STAGES; i++)
-        fprintf(stderr, " %d (%s)", i, sim_scenario_stage_name(i));
+        fprintf(stderr, " %d (%s)", i, sim_stage_name(i));
     fprintf(stderr, "\n");
     return -1;
 }
@@ -123,6 +127,8 @@ static int option(options *o, const char *flag, const char *value)
     }
     if (strcmp(flag, "--lease") == 0)
         return number("--lease", value, MIN_LEASE_MS, MAX_LEASE_MS, &o->lease_ms);
+    if (strcmp(flag, "--jobs") == 0)
+        return number("--jobs", value, 1, SIM_POOL_JOBS_MAX, &o->jobs);
     if (strcmp(flag, "--save") == 0) {
         o->save = value;
         return 0;
@@ -138,6 +144,7 @@ static int parse(options *o, int argc, char **argv)
     memset(o, 0, sizeof(*o));
     o->lease_ms = SIM_DEFAULT_LEASE_MS;
     o->seed = 1;
+    o->jobs = sim_pool_default_jobs();
     if (argc < 2)
         return -1;
     o->command = argv[1];
@@ -153,6 +160,10 @@ static int parse(options *o, int argc, char **argv)
         }
         if (is_help(argv[i])) {
             o->help = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--names") == 0) {
+            o->names = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -186,22 +197,30 @@ static int client_program(int stage, char *out, size_t len)
     return 0;
 }
 
+/* How every cell runs: the options' lease, seed and failover. */
+static sim_run_config run_config(const options *o)
+{
+    sim_run_config cfg;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.lease_ms = o->lease_ms;
+    cfg.seed = o->seed;
+    cfg.sentinel = o->sentinel;
+    return cfg;
+}
+
 /* Plays one cell; prints nothing. 0, or -1 after a one-line error. */
 static int play(const options *o, int stage, const sim_scenario *s,
                 sim_run *run, sim_verdict *v)
 {
     char program[PATH_MAX], why[512];
-    sim_run_config cfg;
+    sim_run_config cfg = run_config(o);
 
     if (client_program(stage, program, sizeof(program)) != 0)
         return -1;
-    memset(&cfg, 0, sizeof(cfg));
     cfg.stage = stage;
     cfg.client_program = program;
-    cfg.lease_ms = o->lease_ms;
-    cfg.seed = o->seed;
-    cfg.sentinel = o->sentinel;
-    if (sim_scenario_run(s, &cfg, run, why, sizeof(why)) != 0) {
+    if (sim_runner_play(s, &cfg, run, why, sizeof(why)) != 0) {
         fprintf(stderr, "sim: v%d %s: %s\n", stage, s->name, why);
         return -1;
     }
@@ -226,50 +245,74 @@ static int cmd_run(const options *o)
         sim_history_save_run(o->save, &run.info, run.ev, run.n, run.t0_ns,
                              why, sizeof(why)) != 0)
         fprintf(stderr, "sim: --save: %s\n", why);
-    sim_run_free(&run);
+    sim_runner_free(&run);
     return 0;
 }
 
-/* A progress line on a terminal, overwritten by the next: a demo takes a
- * minute, and silence would look like a hang. */
-static void progress(int done, int total, int stage, const char *scenario)
+/* A progress line on a terminal, overwritten by the next: silence
+ * would look like a hang. */
+static void progress(size_t done, size_t total, void *arg)
 {
+    (void)arg;
     if (!isatty(STDERR_FILENO))
         return;
-    if (scenario == NULL)
-        fprintf(stderr, "\r%*s\r", 60, "");
+    if (done < total)
+        fprintf(stderr, "\r[%zu/%zu] cells played", done, total);
     else
-        fprintf(stderr, "\r[%2d/%d] v%d %-20s", done + 1, total, stage, scenario);
+        fprintf(stderr, "\r%*s\r", 40, "");
     fflush(stderr);
+}
+
+/* Every scenario against every stage, in the table's order: the order of
+ * the matrix, whatever order the cells finish in. */
+static int demo_cells(sim_cell *cells, char (*programs)[PATH_MAX], size_t *n)
+{
+    size_t i;
+    int stage;
+
+    for (stage = 1; stage <= SIM_STAGES; stage++) {
+        if (client_program(stage, programs[stage - 1], PATH_MAX) != 0)
+            return -1;
+    }
+    *n = 0;
+    for (i = 0; i < sim_scenario_count(); i++) {
+        for (stage = 1; stage <= SIM_STAGES; stage++)
+            cells[(*n)++] = (sim_cell){ sim_scenario_at(i), stage, programs[stage - 1] };
+    }
+    return 0;
 }
 
 static int cmd_demo(const options *o)
 {
-    static sim_matrix_cell cells[CELLS];
+    static char programs[SIM_STAGES][PATH_MAX];
+    static sim_cell cells[CELLS];
+    static sim_run runs[CELLS];
+    static sim_matrix_cell matrix[CELLS];
     static sim_verdict verdicts[CELLS];   /* each cell's evidence */
-    size_t i, total = sim_scenario_count() * SIM_STAGES, n = 0;
-    int stage, matched;
+    sim_run_config cfg = run_config(o);
+    char why[512];
+    size_t i, n;
+    int matched;
 
-    for (i = 0; i < sim_scenario_count(); i++) {
-        const sim_scenario *s = sim_scenario_at(i);
-
-        for (stage = 1; stage <= SIM_STAGES; stage++, n++) {
-            sim_run run;
-
-            progress((int)n, (int)total, stage, s->name);
-            if (play(o, stage, s, &run, &verdicts[n]) != 0) {
-                progress(0, 0, 0, NULL);
-                return 1;
-            }
-            cells[n] = (sim_matrix_cell){ s->name, stage, verdicts[n].anomalies,
-                                          sim_scenario_expected(s, stage),
-                                          run.failpoint_armed && !run.failpoint_fired,
-                                          &verdicts[n], run.t0_ns };
-            sim_run_free(&run);
-        }
+    if (demo_cells(cells, programs, &n) != 0)
+        return 1;
+    progress(0, n, NULL);
+    if (sim_runner_play_cells(cells, n, &cfg, o->jobs, progress, NULL, runs,
+                              why, sizeof(why)) != 0) {
+        progress(n, n, NULL);
+        fprintf(stderr, "sim: %s\n", why);
+        return 1;
     }
-    progress(0, 0, 0, NULL);
-    matched = sim_report_matrix(stdout, cells, n);
+    for (i = 0; i < n; i++) {
+        sim_check(runs[i].ev, runs[i].n, &verdicts[i]);
+        matrix[i] = (sim_matrix_cell){ cells[i].s->name, cells[i].stage, verdicts[i].anomalies,
+                                       sim_scenario_expected(cells[i].s, cells[i].stage),
+                                       runs[i].failpoint_armed && !runs[i].failpoint_fired,
+                                       &verdicts[i], runs[i].t0_ns };
+    }
+    matched = sim_report_matrix(stdout, matrix, n);
+    for (i = 0; i < n; i++)
+        sim_runner_free(&runs[i]);
     return matched == (int)n ? 0 : 1;
 }
 
@@ -295,7 +338,9 @@ static int cmd_check(const options *o)
     return 0;
 }
 
-static int cmd_list(void)
+/* Every scenario with its answer key; with --names only the names, one
+ * a line, for scripts (make sim's usage). */
+static int cmd_list(const options *o)
 {
     size_t i;
     int stage;
@@ -303,9 +348,14 @@ static int cmd_list(void)
     for (i = 0; i < sim_scenario_count(); i++) {
         const sim_scenario *s = sim_scenario_at(i);
 
+        if (o->names) {
+            printf("%s\n", s->name);
+            continue;
+        }
         printf("%-18s %s\n%18s answer key:", s->name, s->shows, "");
         for (stage = 1; stage <= SIM_STAGES; stage++)
-            printf(" v%d %s%s", stage, s->expect[stage - 1], stage < SIM_STAGES ? "," : "\n");
+            printf(" v%d %s%s", stage, sim_scenario_key(s, stage),
+                   stage < SIM_STAGES ? "," : "\n");
     }
     return 0;
 }
@@ -320,7 +370,7 @@ int main(int argc, char **argv)
         return usage(stdout, 0);
     atexit(sim_cluster_cleanup);
     sim_cluster_cleanup_on_signal();
-    sim_client_cleanup_on_signal();
+    sim_proc_cleanup_on_signal();
     if (strcmp(o.command, "run") == 0)
         return cmd_run(&o);
     if (strcmp(o.command, "demo") == 0)
@@ -328,7 +378,7 @@ int main(int argc, char **argv)
     if (strcmp(o.command, "check") == 0)
         return cmd_check(&o);
     if (strcmp(o.command, "list") == 0)
-        return cmd_list();
+        return cmd_list(&o);
     fprintf(stderr, "sim: unknown command '%s'\n", o.command);
     return usage(stderr, 2);
 }

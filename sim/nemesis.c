@@ -9,10 +9,12 @@
 
 #include "nemesis.h"
 #include "observer.h"
+#include "replica.h"
+#include "sentinel.h"
 #include "util.h"
 
 #define HOLD_MS 600000       /* CLIENT PAUSE length: longer than any run */
-#define REPLICA_TIMEOUT_MS 2000
+#define REPLICA_TIMEOUT_MS 2000 /* for the replica to see its primary die */
 #define BEHIND_TIMEOUT_MS 1000 /* for the lock's write to reach the replica */
 #define RESUBSCRIBE_MS 3000  /* for the observer to follow the new primary */
 #define SENTINEL_TIMEOUT_MS 10000 /* down-after, election, promotion, with room */
@@ -94,84 +96,23 @@ int sim_nemesis_busy(const sim_nemesis *n)
 
 /* ---- failover ---------------------------------------------------------------- */
 
-/* Sends a command to the replica that must answer with a status. */
-static int replica_status(sim_nemesis *n, char *errstr, size_t len,
-                          const char *cmd)
-{
-    redisReply *r = redisCommand(n->replica, cmd);
-    int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-
-    if (!ok)
-        sim_error(errstr, len, "%s on the replica: %s", cmd,
-              r == NULL ? n->replica->errstr : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-    freeReplyObject(r);
-    return ok ? 0 : -1;
-}
-
 int sim_nemesis_hold_replica(sim_nemesis *n, char *errstr, size_t len)
 {
-    char cmd[64];
-
     if (n->cl->replica.pid <= 0)
         return sim_error(errstr, len, "failover needs a replica: start the cluster with SIM_CLUSTER_REPLICA");
-    n->replica = sim_server_connect(&n->cl->replica, REPLICA_TIMEOUT_MS, errstr, len);
-    if (n->replica == NULL)
-        return -1;
-    /* WRITE: the replica keeps reading its primary's stream (its read
-     * offset moves) but applies none of the writes in it. */
-    snprintf(cmd, sizeof(cmd), "CLIENT PAUSE %d WRITE", HOLD_MS);
-    if (replica_status(n, errstr, len, cmd) != 0)
+    if ((n->replica = sim_replica_hold(&n->cl->replica, HOLD_MS, errstr, len)) == NULL)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->replica.port, "hold replica");
     return 0;
 }
 
-static long long info_number(redisContext *c, const char *field, char *errstr,
-                             size_t len)
-{
-    char value[32];
-
-    if (sim_cluster_info_field(c, "replication", field, value, sizeof(value),
-                               errstr, len) != 0)
-        return -1;
-    return atoll(value);
-}
-
-/* The lock must be missing on the replica, and the write that made it
- * read but not applied: otherwise the promotion would keep the lock and
- * the scenario would show nothing, or pass by luck. Returns the lag. */
-static long long replica_behind(sim_nemesis *n, char *errstr, size_t len)
-{
-    long long read = 0, applied = 0, exists = 1;
-    int waited;
-    redisReply *r;
-
-    for (waited = 0; waited <= BEHIND_TIMEOUT_MS; waited++) {
-        read = info_number(n->replica, "slave_read_repl_offset", errstr, len);
-        applied = info_number(n->replica, "slave_repl_offset", errstr, len);
-        if (read < 0 || applied < 0)
-            return -1;
-        if (read > applied)
-            break;
-        sim_sleep_ms(1);
-    }
-    r = redisCommand(n->replica, "EXISTS %s", n->ctl->lock_name);
-    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
-        exists = r->integer;
-    freeReplyObject(r);
-    if (read <= applied || exists != 0)
-        return sim_error(errstr, len, "the replica is not behind its primary (read offset %lld, applied %lld, lock key %s): the failover would not lose the lock",
-                     read, applied, exists ? "present" : "absent");
-    return read - applied;
-}
-
 /* REPLICAOF NO ONE drops the held stream with the link, lock and all. */
 static int promote(sim_nemesis *n, char *errstr, size_t len)
 {
-    if (replica_status(n, errstr, len, "REPLICAOF NO ONE") != 0)
+    if (sim_replica_command(n->replica, "REPLICAOF NO ONE", errstr, len) != 0)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->replica.port, "promote replica");
-    if (replica_status(n, errstr, len, "CLIENT UNPAUSE") != 0)
+    if (sim_replica_command(n->replica, "CLIENT UNPAUSE", errstr, len) != 0)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->replica.port, "unpause replica");
     return 0;
@@ -193,87 +134,21 @@ static int wait_for(sim_nemesis *n, int (*done)(sim_nemesis *), long timeout_ms,
 
 static int link_down(sim_nemesis *n)
 {
-    char status[32], why[128];
-
-    return sim_cluster_info_field(n->replica, "replication", "master_link_status",
-                                  status, sizeof(status), why, sizeof(why)) == 0 &&
-           strcmp(status, "down") == 0;
-}
-
-/* Whether the replica now says it is a master. A new connection each
- * time: the sentinel's promotion kills the normal clients (ours too). */
-static int replica_is_master(sim_nemesis *n)
-{
-    char why[128], role[32];
-    redisContext *c = sim_server_connect(&n->cl->replica, 1000, why, sizeof(why));
-    int yes;
-
-    if (c == NULL)
-        return 0;
-    yes = sim_cluster_info_field(c, "replication", "role", role, sizeof(role),
-                                 why, sizeof(why)) == 0 &&
-          strcmp(role, "master") == 0;
-    redisFree(c);
-    return yes;
+    return sim_replica_link_down(n->replica);
 }
 
 /* The sentinel names the replica as the master, and the replica agrees. */
 static int sentinel_promoted(sim_nemesis *n)
 {
-    char why[128];
-    redisContext *c = sim_server_connect(n->sentinel, 1000, why, sizeof(why));
-    redisReply *r;
-    int port = -1;
-
-    if (c == NULL)
-        return 0;
-    r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", n->master_name);
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_STRING)
-        port = atoi(r->element[1]->str);
-    freeReplyObject(r);
-    redisFree(c);
-    return port == n->cl->replica.port && replica_is_master(n);
-}
-
-/* One replica as SENTINEL replicas lists it: flat pairs, "port" "6380",
- * "flags" "slave". Whether it is ours and in good standing. */
-static int good_replica(const redisReply *r, int port)
-{
-    int ours = 0, good = 0;
-    size_t i;
-
-    for (i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
-        const char *k = r->element[i]->str, *v = r->element[i + 1]->str;
-
-        if (k == NULL || v == NULL)
-            continue;
-        if (strcmp(k, "port") == 0)
-            ours = atoi(v) == port;
-        if (strcmp(k, "flags") == 0)
-            good = strcmp(v, "slave") == 0;
-    }
-    return ours && good;
+    return sim_sentinel_master_port(n->sentinel, n->master_name) == n->cl->replica.port &&
+           sim_replica_is_master(&n->cl->replica);
 }
 
 /* The sentinel has found the replica (through the primary's INFO): only
  * then can it promote it. */
 static int sentinel_sees_replica(sim_nemesis *n)
 {
-    char why[128];
-    redisContext *c = sim_server_connect(n->sentinel, 1000, why, sizeof(why));
-    redisReply *r;
-    int seen = 0;
-    size_t i;
-
-    if (c == NULL)
-        return 0;
-    r = redisCommand(c, "SENTINEL replicas %s", n->master_name);
-    for (i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
-        seen |= good_replica(r->element[i], n->cl->replica.port);
-    freeReplyObject(r);
-    redisFree(c);
-    return seen;
+    return sim_sentinel_knows_replica(n->sentinel, n->master_name, n->cl->replica.port);
 }
 
 int sim_nemesis_use_sentinel(sim_nemesis *n, const sim_server *sentinel,
@@ -292,7 +167,7 @@ static int sentinel_promote(sim_nemesis *n, char *errstr, size_t len)
 {
     if (wait_for(n, link_down, REPLICA_TIMEOUT_MS,
                  "the replica did not see its primary die", errstr, len) != 0 ||
-        replica_status(n, errstr, len, "CLIENT UNPAUSE") != 0)
+        sim_replica_command(n->replica, "CLIENT UNPAUSE", errstr, len) != 0)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->replica.port, "unpause replica");
     if (wait_for(n, sentinel_promoted, SENTINEL_TIMEOUT_MS,
@@ -303,6 +178,9 @@ static int sentinel_promote(sim_nemesis *n, char *errstr, size_t len)
     return 0;
 }
 
+/* The lock must be missing on the replica, and the write that made it
+ * read but not applied: otherwise the promotion would keep the lock and
+ * the scenario would show nothing, or pass by luck. */
 int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
 {
     long long lag;
@@ -310,7 +188,8 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
 
     if (n->replica == NULL)
         return sim_error(errstr, len, "failover: the replica was not held first");
-    if ((lag = replica_behind(n, errstr, len)) < 0)
+    if ((lag = sim_replica_lag(n->replica, n->ctl->lock_name, BEHIND_TIMEOUT_MS,
+                               errstr, len)) < 0)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, lag, "replica lacks lock");
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->primary.port, "kill primary");
@@ -320,7 +199,7 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
         return -1;
     atomic_store(&n->ctl->primary_port, port);
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, port, "clients follow");
-    if (sim_history_observer_wait(n->ctl, port, RESUBSCRIBE_MS) != 0)
+    if (sim_observer_wait(n->ctl, port, RESUBSCRIBE_MS) != 0)
         return sim_error(errstr, len, "the observer did not subscribe to the new primary (port %d) within %d ms",
                      port, RESUBSCRIBE_MS);
     return 0;

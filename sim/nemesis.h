@@ -22,7 +22,7 @@
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
 
-#include "client.h"
+#include "control.h"
 #include "cluster.h"
 #include "history.h"
 

@@ -1,18 +1,15 @@
 /* observer: a subscriber that writes the lock key's keyspace events into
  * the history, following the primary across a failover. See observer.h. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include "observer.h"
+#include "proc.h"
 #include "util.h"
 
 #define KEYSPACE_PREFIX "__keyspace@0__:" /* database 0: the stages use it */
@@ -134,32 +131,28 @@ static void observe(sim_history *h, sim_control *ctl)
     }
 }
 
-pid_t sim_history_observer_start(sim_history *h, sim_control *ctl,
+pid_t sim_observer_start(sim_history *h, sim_control *ctl,
                                  long timeout_ms, char *errstr, size_t len)
 {
-    pid_t parent = getpid(), pid;
+    pid_t pid;
 
     atomic_store(&ctl->observer_port, 0);
-    pid = fork();
-    if (pid < 0)
-        return sim_error(errstr, len, "fork: %s", strerror(errno));
+    if ((pid = sim_proc_fork(errstr, len)) < 0)
+        return -1;
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() == parent)
-            observe(h, ctl);
+        observe(h, ctl);
         _exit(0);
     }
-    sim_client_track(pid);
-    if (sim_history_observer_wait(ctl, atomic_load(&ctl->primary_port),
+    if (sim_observer_wait(ctl, atomic_load(&ctl->primary_port),
                                   timeout_ms) != 0) {
-        sim_history_observer_stop(pid);
+        sim_observer_stop(pid);
         return sim_error(errstr, len, "the observer did not subscribe to port %d within %ld ms",
                      atomic_load(&ctl->primary_port), timeout_ms);
     }
     return pid;
 }
 
-int sim_history_observer_wait(const sim_control *ctl, int port,
+int sim_observer_wait(const sim_control *ctl, int port,
                               long timeout_ms)
 {
     int64_t start = sim_now_ns();
@@ -172,19 +165,14 @@ int sim_history_observer_wait(const sim_control *ctl, int port,
     return 0;
 }
 
-void sim_history_observer_stop(pid_t pid)
+void sim_observer_stop(pid_t pid)
 {
-    if (pid <= 0)
-        return;
-    sim_client_untrack(pid);
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    sim_proc_kill(pid);
 }
 
 /* ---- the sync marker (any process) ------------------------------------------ */
 
-int sim_history_observer_sync(redisContext *c, sim_control *ctl, int slot,
+int sim_observer_sync(redisContext *c, sim_control *ctl, int slot,
                               long long seq, long timeout_ms)
 {
     redisReply *r = redisCommand(c, "PUBLISH %s %d:%lld",

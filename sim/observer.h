@@ -20,7 +20,7 @@
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
 
-#include "client.h"
+#include "control.h"
 #include "history.h"
 
 #define SIM_OBSERVER_SYNC_CHANNEL "lockstep:sync" /* where sync markers go */
@@ -28,22 +28,22 @@
 /* Forks the observer and waits until it is subscribed on the current
  * primary (its subscribe replies confirmed). Returns its pid, or -1 with
  * errstr. The observer dies with the simulator (PR_SET_PDEATHSIG). */
-pid_t sim_history_observer_start(sim_history *h, sim_control *ctl,
+pid_t sim_observer_start(sim_history *h, sim_control *ctl,
                                  long timeout_ms, char *errstr, size_t len);
 
 /* Waits until the observer is subscribed on port: after a failover,
  * before the scenario goes on. 0, or -1 when timeout_ms passed. */
-int sim_history_observer_wait(const sim_control *ctl, int port,
+int sim_observer_wait(const sim_control *ctl, int port,
                               long timeout_ms);
 
 /* Publishes marker seq for slot on the server c is connected to, and waits
  * until the observer has seen it. 0 when synced; 1 when no observer
  * listens there or it did not answer in timeout_ms; -1 on an I/O error
  * (c is then unusable). */
-int sim_history_observer_sync(redisContext *c, sim_control *ctl, int slot,
+int sim_observer_sync(redisContext *c, sim_control *ctl, int slot,
                               long long seq, long timeout_ms);
 
 /* Kills and reaps the observer. */
-void sim_history_observer_stop(pid_t pid);
+void sim_observer_stop(pid_t pid);
 
 #endif

@@ -30,8 +30,9 @@
 
 #include "checker.h"
 #include "history.h"
+#include "stage.h"
 
-#define SIM_REPORT_STAGES 6  /* matrix columns v1..v6 */
+#define SIM_REPORT_STAGES SIM_STAGES  /* matrix columns: every stage of sim/stages.def */
 
 /* One cell of the fault matrix, as plain data. */
 typedef struct sim_matrix_cell {

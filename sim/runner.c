@@ -1,11 +1,6 @@
-/* runner: plays one scenario against one stage (sim_scenario_run).
- *
- * One thread, one loop: every tick it reaps or notices stopped clients,
- * lets the nemesis resume the pauses that are due, starts the clients
- * whose trigger fired and injects the fault when its time comes. Clients
- * are processes of the stage's client program; the observer is a fork of
- * this process; the servers come from cluster. Whatever happens, every
- * process it started is killed and reaped and the temp dir removed. */
+/* runner: plays one scenario against one stage. See runner.h. Clients
+ * are processes of the stage's client program (the fleet); the observer
+ * is a fork of this process; the servers come from cluster. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -17,9 +12,12 @@
 
 #include "checker.h"
 #include "cluster.h"
+#include "fleet.h"
 #include "nemesis.h"
 #include "observer.h"
-#include "scenarios.h"
+#include "resource.h"
+#include "runner.h"
+#include "sentinel.h"
 #include "util.h"
 
 #define LOCK_NAME "lockstep:lock"
@@ -38,13 +36,10 @@ typedef struct runner {
     const sim_run_config *cfg;
     sim_cluster cl;
     sim_server sentinel;                    /* pid 0 unless cfg->sentinel */
-    sim_history *h;
-    sim_control *ctl;
+    sim_fleet fleet;                        /* the clients, their control block, the history */
     sim_nemesis nem;
-    char control_path[SIM_CONTROL_PATH_LEN];
     int n;                                  /* clients */
     const sim_actor *actor[SIM_CLIENTS_MAX]; /* each client's line of the table */
-    pid_t pid[SIM_CLIENTS_MAX];             /* 0 once reaped */
     int started[SIM_CLIENTS_MAX];           /* its start flag is set */
     pid_t observer;
     int fault_done;                         /* the nemesis struck */
@@ -101,7 +96,7 @@ static int assign_actors(runner *r, char *errstr, size_t len)
 
 static void fill_plan(runner *r, int i)
 {
-    sim_plan *p = &r->ctl->client[i].plan;
+    sim_plan *p = &r->fleet.ctl->client[i].plan;
 
     p->kind = r->actor[i]->plan;
     p->hold_ms = leases(r, r->actor[i]->hold);
@@ -113,73 +108,61 @@ static void fill_plan(runner *r, int i)
 
 static int setup_control(runner *r, char *errstr, size_t len)
 {
-    char path[SIM_CONTROL_PATH_LEN];
+    sim_control *ctl;
     int i;
 
-    snprintf(path, sizeof(path), "%s/history", r->cl.dir);
-    if ((r->h = sim_history_create(path, errstr, len)) == NULL)
+    if (sim_fleet_create(&r->fleet, r->cl.dir, "run", r->n, errstr, len) != 0)
         return -1;
-    snprintf(r->control_path, sizeof(r->control_path), "%s/control", r->cl.dir);
-    if ((r->ctl = sim_client_control_create(r->control_path, errstr, len)) == NULL)
-        return -1;
-    snprintf(r->ctl->history_path, sizeof(r->ctl->history_path), "%s", path);
-    snprintf(r->ctl->lock_name, sizeof(r->ctl->lock_name), "%s", LOCK_NAME);
-    r->ctl->lease_ms = r->cfg->lease_ms;
-    r->ctl->retry_ms = r->cfg->lease_ms / 30 > 0 ? r->cfg->lease_ms / 30 : 1;
-    r->ctl->timeout_ms = CLIENT_TIMEOUT_MS;
-    r->ctl->resource_port = r->cl.resource.port;
-    atomic_store(&r->ctl->primary_port, r->cl.primary.port);
-    r->ctl->nclients = r->n;
+    ctl = r->fleet.ctl;
+    snprintf(ctl->lock_name, sizeof(ctl->lock_name), "%s", LOCK_NAME);
+    ctl->lease_ms = r->cfg->lease_ms;
+    ctl->retry_ms = r->cfg->lease_ms / 30 > 0 ? r->cfg->lease_ms / 30 : 1;
+    ctl->timeout_ms = CLIENT_TIMEOUT_MS;
+    ctl->resource_port = r->cl.resource.port;
+    ctl->observed = 1;
+    atomic_store(&ctl->primary_port, r->cl.primary.port);
     for (i = 0; i < r->n; i++)
         fill_plan(r, i);
     return 0;
 }
 
-/* SET on the resource server, and the number into the history. */
-static int stock_command(runner *r, int final, char *errstr, size_t len)
+/* The stock on the resource server: set before the run, read after it,
+ * each time into the history. */
+static int stock(runner *r, int final, char *errstr, size_t len)
 {
-    redisContext *c = sim_server_connect(&r->cl.resource, 2000, errstr, len);
-    redisReply *rep;
-    long long stock = r->s->stock;
-    int ok;
+    redisContext *c = sim_control_connect_resource(r->fleet.ctl, errstr, len);
+    long long value = r->s->stock;
+    int rc;
 
     if (c == NULL)
         return -1;
-    rep = final ? redisCommand(c, "GET %s", SIM_STOCK_KEY)
-                : redisCommand(c, "SET %s %lld", SIM_STOCK_KEY, stock);
-    ok = rep != NULL && rep->type == (final ? REDIS_REPLY_STRING : REDIS_REPLY_STATUS);
-    if (ok && final)
-        stock = atoll(rep->str);
-    if (!ok)
-        sim_error(errstr, len, "%s the stock on the resource server: %s",
-              final ? "reading" : "setting", rep == NULL ? c->errstr : "unexpected reply");
-    freeReplyObject(rep);
+    rc = final ? sim_resource_get(c, SIM_STOCK_KEY, &value, errstr, len)
+               : sim_resource_set(c, SIM_STOCK_KEY, value, errstr, len);
     redisFree(c);
-    if (ok)
-        sim_history_add(r->h, SIM_NO_CLIENT, 0,
-                        final ? SIM_EV_STOCK_FINAL : SIM_EV_STOCK_INITIAL, stock, "");
-    return ok ? 0 : -1;
+    if (rc == 0)
+        sim_history_add(r->fleet.h, SIM_NO_CLIENT, 0,
+                        final ? SIM_EV_STOCK_FINAL : SIM_EV_STOCK_INITIAL, value, "");
+    return rc;
 }
 
+/* Each client's failpoints, times in leases made milliseconds. */
 static int spawn_clients(runner *r, char *errstr, size_t len)
 {
-    char fp[FAILPOINT_LEN];
+    char fp[SIM_CLIENTS_MAX][FAILPOINT_LEN];
+    const char *arming[SIM_CLIENTS_MAX];
     int i;
 
     for (i = 0; i < r->n; i++) {
-        const char *arming = r->actor[i]->failpoint;
+        const char *spec = r->actor[i]->failpoint;
 
-        if (arming != NULL &&
-            expand_failpoint(arming, r->cfg->lease_ms, fp, sizeof(fp)) != 0)
-            return sim_error(errstr, len, "failpoint too long: %s", arming);
-        r->pid[i] = sim_client_spawn(r->cfg->client_program, r->control_path,
-                                     i, arming != NULL ? fp : NULL, errstr, len);
-        if (r->pid[i] < 0) {
-            r->pid[i] = 0;
-            return -1;
-        }
+        arming[i] = NULL;
+        if (spec == NULL)
+            continue;
+        if (expand_failpoint(spec, r->cfg->lease_ms, fp[i], sizeof(fp[i])) != 0)
+            return sim_error(errstr, len, "failpoint too long: %s", spec);
+        arming[i] = fp[i];
     }
-    return 0;
+    return sim_fleet_spawn(&r->fleet, r->cfg->client_program, arming, errstr, len);
 }
 
 /* A real sentinel watches the primary; clients ask it where the primary
@@ -190,8 +173,9 @@ static int start_sentinel(runner *r, char *errstr, size_t len)
                            DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS, errstr, len) != 0 ||
         sim_nemesis_use_sentinel(&r->nem, &r->sentinel, MASTER_NAME, errstr, len) != 0)
         return -1;
-    r->ctl->sentinel_port = r->sentinel.port;
-    snprintf(r->ctl->sentinel_master, sizeof(r->ctl->sentinel_master), "%s", MASTER_NAME);
+    r->fleet.ctl->sentinel_port = r->sentinel.port;
+    snprintf(r->fleet.ctl->sentinel_master, sizeof(r->fleet.ctl->sentinel_master), "%s",
+             MASTER_NAME);
     return 0;
 }
 
@@ -204,10 +188,10 @@ static int setup(runner *r, char *errstr, size_t len)
     if (assign_actors(r, errstr, len) != 0 ||
         sim_cluster_start(&r->cl, flags, errstr, len) != 0 ||
         setup_control(r, errstr, len) != 0 ||
-        stock_command(r, 0, errstr, len) != 0)
+        stock(r, 0, errstr, len) != 0)
         return -1;
-    sim_nemesis_init(&r->nem, &r->cl, r->ctl, r->h, r->pid);
-    r->observer = sim_history_observer_start(r->h, r->ctl, OBSERVER_TIMEOUT_MS,
+    sim_nemesis_init(&r->nem, &r->cl, r->fleet.ctl, r->fleet.h, r->fleet.pid);
+    r->observer = sim_observer_start(r->fleet.h, r->fleet.ctl, OBSERVER_TIMEOUT_MS,
                                              errstr, len);
     if (r->observer < 0) {
         r->observer = 0;
@@ -222,65 +206,20 @@ static int setup(runner *r, char *errstr, size_t len)
 
 /* ---- the loop ------------------------------------------------------------------- */
 
-/* A client that ended: fine when it exited 0 or was SIGKILLed (a crash,
- * by the nemesis or its own failpoint); anything else broke the run. */
-static int reap(runner *r, int i, sim_client_state st, int status,
-                char *errstr, size_t len)
-{
-    r->pid[i] = 0;
-    sim_client_reach(r->ctl, i, SIM_PHASE_DONE);
-    if (st == SIM_CLIENT_EXITED && status != 0)
-        return sim_error(errstr, len, "client %s exited with status %d (its error is above)",
-                     sim_client_name(i), status);
-    if (st == SIM_CLIENT_KILLED && status != SIGKILL)
-        return sim_error(errstr, len, "client %s died of signal %d (%s)",
-                     sim_client_name(i), status, strsignal(status));
-    return 0;
-}
-
+/* Reaps the clients that ended; the ones that stopped themselves at a
+ * failpoint go to the nemesis, which resumes them. The number still
+ * running, or -1 with errstr. */
 static int poll_clients(runner *r, char *errstr, size_t len)
 {
-    int i, status = 0;
+    int stopped[SIM_CLIENTS_MAX] = { 0 }, running, i;
 
+    if ((running = sim_fleet_poll(&r->fleet, stopped, errstr, len)) < 0)
+        return -1;
     for (i = 0; i < r->n; i++) {
-        sim_client_state st;
-
-        if (r->pid[i] == 0)
-            continue;
-        st = sim_client_poll(r->pid[i], &status);
-        if (st == SIM_CLIENT_STOPPED)
+        if (stopped[i])
             sim_nemesis_stopped(&r->nem, i);
-        else if (st != SIM_CLIENT_RUNNING && reap(r, i, st, status, errstr, len) != 0)
-            return -1;
     }
-    return 0;
-}
-
-static int all_ready(const runner *r)
-{
-    int i;
-
-    for (i = 0; i < r->n; i++) {
-        if (sim_client_reached(r->ctl, i, SIM_PHASE_READY) == 0)
-            return 0;
-    }
-    return 1;
-}
-
-/* Every client is up and waits for its flag: program start-up (slow
- * under sanitizers) never eats into a scenario's margins. */
-static int wait_ready(runner *r, char *errstr, size_t len)
-{
-    int64_t start = sim_now_ns();
-
-    while (!all_ready(r)) {
-        if (poll_clients(r, errstr, len) != 0)
-            return -1;
-        if ((sim_now_ns() - start) / 1000000 > READY_TIMEOUT_MS)
-            return sim_error(errstr, len, "clients not ready after %d ms", READY_TIMEOUT_MS);
-        sim_sleep_us(TICK_US);
-    }
-    return 0;
+    return running;
 }
 
 /* When a trigger fires, or 0 while that is not known yet. */
@@ -295,8 +234,8 @@ static int64_t trigger_ns(const runner *r, const sim_trigger *t)
         at = r->fault_done ? r->fault_ns : 0;
     else if (who < 0 || who >= r->n)
         return 0;
-    else if ((at = sim_client_reached(r->ctl, who, t->phase)) == 0)
-        at = sim_client_reached(r->ctl, who, SIM_PHASE_DONE);
+    else if ((at = sim_control_reached(r->fleet.ctl, who, t->phase)) == 0)
+        at = sim_control_reached(r->fleet.ctl, who, SIM_PHASE_DONE);
     return at == 0 ? 0 : at + (int64_t)leases(r, t->delay) * 1000000;
 }
 
@@ -317,10 +256,10 @@ static void signal_clients(runner *r, int64_t now)
 
         if (!r->started[i] && fires(r, &a->start, now)) {
             r->started[i] = 1;
-            atomic_store(&r->ctl->client[i].go, 1);
+            sim_fleet_go(&r->fleet, i);
         }
         if (a->until.after != 0 && fires(r, &a->until, now))
-            atomic_store(&r->ctl->client[i].finish, 1);
+            atomic_store(&r->fleet.ctl->client[i].finish, 1);
     }
 }
 
@@ -337,7 +276,7 @@ static int strike(runner *r, int64_t now, char *errstr, size_t len)
         sim_nemesis_failover(&r->nem, errstr, len) != 0)
         return -1;
     if (f->kind != SIM_FAULT_FAILOVER && target >= 0 && target < r->n &&
-        r->pid[target] != 0) {
+        r->fleet.pid[target] != 0) {
         if (f->kind == SIM_FAULT_PAUSE)
             sim_nemesis_pause(&r->nem, target, leases(r, f->len));
         else
@@ -347,35 +286,27 @@ static int strike(runner *r, int64_t now, char *errstr, size_t len)
     return 0;
 }
 
-static int running(const runner *r)
-{
-    int i;
-
-    for (i = 0; i < r->n; i++) {
-        if (r->pid[i] != 0)
-            return 1;
-    }
-    return sim_nemesis_busy(&r->nem);
-}
-
+/* Until every client has ended and no pause is left to resume. */
 static int drive(runner *r, char *errstr, size_t len)
 {
     int64_t now;
+    int running;
 
     r->start_ns = sim_now_ns();
-    while (running(r)) {
+    for (;;) {
         now = sim_now_ns();
         if ((now - r->start_ns) / 1000000 > RUN_LIMIT_MS)
             return sim_error(errstr, len, "the run did not end within %d ms", RUN_LIMIT_MS);
-        if (poll_clients(r, errstr, len) != 0)
+        if ((running = poll_clients(r, errstr, len)) < 0)
             return -1;
+        if (running == 0 && !sim_nemesis_busy(&r->nem))
+            return 0;
         sim_nemesis_tick(&r->nem);
         signal_clients(r, now);
         if (strike(r, now, errstr, len) != 0)
             return -1;
         sim_sleep_us(TICK_US);
     }
-    return 0;
 }
 
 /* ---- the end -------------------------------------------------------------------- */
@@ -384,11 +315,11 @@ static int drive(runner *r, char *errstr, size_t len)
 static void drain_observer(runner *r)
 {
     char why[128];
-    redisContext *c = sim_client_connect_primary(r->ctl, why, sizeof(why));
+    redisContext *c = sim_control_connect_primary(r->fleet.ctl, why, sizeof(why));
 
     if (c == NULL)
         return;
-    sim_history_observer_sync(c, r->ctl, SIM_ORCHESTRATOR, 1, OBSERVER_TIMEOUT_MS);
+    sim_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, 1, OBSERVER_TIMEOUT_MS);
     redisFree(c);
 }
 
@@ -398,7 +329,7 @@ static void describe(const runner *r, sim_run *run)
 
     memset(&run->info, 0, sizeof(run->info));
     snprintf(run->info.stage, sizeof(run->info.stage), "%s",
-             sim_scenario_stage_name(r->cfg->stage));
+             sim_stage_name(r->cfg->stage));
     snprintf(run->info.scenario, sizeof(run->info.scenario), "%s", r->s->name);
     snprintf(run->info.what, sizeof(run->info.what), "%s", r->s->shows);
     for (a = r->s->actors; a->name != 0; a++) {
@@ -414,12 +345,12 @@ static void describe(const runner *r, sim_run *run)
 static int finish(runner *r, sim_run *run, char *errstr, size_t len)
 {
     drain_observer(r);
-    if (stock_command(r, 1, errstr, len) != 0)
+    if (stock(r, 1, errstr, len) != 0)
         return -1;
-    run->ev = sim_history_snapshot(r->h, &run->n);
+    run->ev = sim_history_snapshot(r->fleet.h, &run->n);
     if (run->ev == NULL)
         return sim_error(errstr, len, "out of memory for the history");
-    run->t0_ns = r->h->t0_ns;
+    run->t0_ns = r->fleet.h->t0_ns;
     run->nclients = r->n;
     describe(r, run);
     run->failpoint_armed = run->info.failpoint[0] != '\0';
@@ -430,24 +361,29 @@ static int finish(runner *r, sim_run *run, char *errstr, size_t len)
 
 static void teardown(runner *r)
 {
-    int i;
-
-    if (r->ctl != NULL)
-        atomic_store(&r->ctl->stop, 1);
-    for (i = 0; i < r->n; i++) {
-        sim_client_kill(r->pid[i]);
-        r->pid[i] = 0;
-    }
-    sim_history_observer_stop(r->observer);
+    sim_fleet_end(&r->fleet);
+    sim_observer_stop(r->observer);
     sim_nemesis_close(&r->nem);
     sim_server_kill(&r->sentinel);
-    sim_client_control_close(r->ctl);
-    sim_history_close(r->h);
     sim_cluster_stop(&r->cl);
 }
 
-int sim_scenario_run(const sim_scenario *s, const sim_run_config *cfg,
-                     sim_run *run, char *errstr, size_t len)
+/* The cluster starts one primary (and a replica for the failover): a
+ * stage that talks to several independent masters needs more first. */
+static int playable(int stage, char *errstr, size_t len)
+{
+    const sim_stage *st = sim_stage_get(stage);
+
+    if (st == NULL)
+        return sim_error(errstr, len, "stage %d is not a line of sim/stages.def", stage);
+    if (st->masters != 1)
+        return sim_error(errstr, len, "%s talks to %d independent masters, and the runner "
+                         "starts one primary: it cannot play this stage", st->dir, st->masters);
+    return 0;
+}
+
+int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
+                    sim_run *run, char *errstr, size_t len)
 {
     runner r;
     int64_t began = sim_now_ns();
@@ -455,13 +391,15 @@ int sim_scenario_run(const sim_scenario *s, const sim_run_config *cfg,
 
     memset(&r, 0, sizeof(r));
     memset(run, 0, sizeof(*run));
+    if (playable(cfg->stage, errstr, len) != 0)
+        return -1;
     r.s = s;
     r.cfg = cfg;
     run->scenario = s;
     run->cfg = *cfg;
     rc = setup(&r, errstr, len);
     if (rc == 0)
-        rc = wait_ready(&r, errstr, len);
+        rc = sim_fleet_ready(&r.fleet, READY_TIMEOUT_MS, errstr, len);
     if (rc == 0)
         rc = drive(&r, errstr, len);
     if (rc == 0)
@@ -469,13 +407,129 @@ int sim_scenario_run(const sim_scenario *s, const sim_run_config *cfg,
     teardown(&r);
     run->elapsed_ms = (sim_now_ns() - began) / 1000000;
     if (rc != 0)
-        sim_run_free(run);
+        sim_runner_free(run);
     return rc;
 }
 
-void sim_run_free(sim_run *run)
+void sim_runner_free(sim_run *run)
 {
     free(run->ev);
     run->ev = NULL;
     run->n = 0;
+}
+
+/* ---- many cells at once ---------------------------------------------------------- */
+
+/* What the children of sim_runner_play_cells share with the parent. */
+typedef struct batch {
+    const sim_cell *cells;
+    const sim_run_config *cfg;
+    const char *dir;          /* where each child leaves its events */
+    sim_pool_progress progress;
+    void *progress_arg;
+} batch;
+
+static void events_path(const batch *b, size_t i, char *out, size_t len)
+{
+    snprintf(out, len, "%s/cell-%zu.events", b->dir, i);
+}
+
+/* In a child of the pool: plays cell i. Its events go to a file (their
+ * number varies), the rest of the run to the shared result. */
+static int play_cell(size_t i, void *result, void *arg, char *errstr, size_t len)
+{
+    const batch *b = arg;
+    sim_run_config cfg = *b->cfg;
+    sim_run *run = result;
+    char path[SIM_CONTROL_PATH_LEN];
+    FILE *f;
+    int ok;
+
+    cfg.stage = b->cells[i].stage;
+    cfg.client_program = b->cells[i].program;
+    if (sim_runner_play(b->cells[i].s, &cfg, run, errstr, len) != 0)
+        return -1;
+    events_path(b, i, path, sizeof(path));
+    f = fopen(path, "w");
+    ok = f != NULL && fwrite(run->ev, sizeof(run->ev[0]), run->n, f) == run->n;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    free(run->ev);
+    run->ev = NULL;  /* an address in this child only */
+    return ok ? 0 : sim_error(errstr, len, "writing %s: %s", path, strerror(errno));
+}
+
+/* In the parent: cell i's events, back from its file. */
+static int read_events(const batch *b, size_t i, sim_run *run, char *errstr,
+                       size_t len)
+{
+    char path[SIM_CONTROL_PATH_LEN];
+    FILE *f;
+    int ok;
+
+    events_path(b, i, path, sizeof(path));
+    run->ev = malloc((run->n + 1) * sizeof(run->ev[0]));
+    f = fopen(path, "r");
+    ok = run->ev != NULL && f != NULL &&
+         fread(run->ev, sizeof(run->ev[0]), run->n, f) == run->n;
+    if (f != NULL)
+        fclose(f);
+    unlink(path);
+    if (!ok)
+        sim_runner_free(run);
+    return ok ? 0 : sim_error(errstr, len, "reading %s: %s", path, strerror(errno));
+}
+
+static void forward_progress(size_t done, size_t total, void *arg)
+{
+    const batch *b = arg;
+
+    if (b->progress != NULL)
+        b->progress(done, total, b->progress_arg);
+}
+
+/* The pool, with every child's temp dirs inside ours: removing ours, at
+ * the end or on Ctrl-C, removes theirs, even a killed child's. */
+static int play_in_pool(batch *b, size_t n, int jobs, sim_run *runs,
+                        char *errstr, size_t len)
+{
+    const char *old = getenv("TMPDIR");
+    char saved[SIM_PATH_LEN], why[512];
+    size_t failed = 0;
+    int rc;
+
+    snprintf(saved, sizeof(saved), "%s", old != NULL ? old : "");
+    setenv("TMPDIR", b->dir, 1);
+    rc = sim_pool_run(n, jobs, sizeof(sim_run), play_cell, forward_progress, b,
+                      runs, &failed, why, sizeof(why));
+    if (saved[0] != '\0')
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    if (rc != 0)
+        return sim_error(errstr, len, "%s %s: %s", sim_stage_name(b->cells[failed].stage),
+                         b->cells[failed].s->name, why);
+    return 0;
+}
+
+int sim_runner_play_cells(const sim_cell *cells, size_t n,
+                          const sim_run_config *cfg, int jobs,
+                          sim_pool_progress progress, void *progress_arg,
+                          sim_run *runs, char *errstr, size_t len)
+{
+    char dir[SIM_PATH_LEN];
+    batch b = { cells, cfg, dir, progress, progress_arg };
+    size_t i;
+    int rc;
+
+    memset(runs, 0, n * sizeof(runs[0]));
+    if (sim_tempdir_create(dir, sizeof(dir), errstr, len) != 0)
+        return -1;
+    rc = play_in_pool(&b, n, jobs, runs, errstr, len);
+    for (i = 0; rc == 0 && i < n; i++)
+        rc = read_events(&b, i, &runs[i], errstr, len);
+    for (i = 0; rc != 0 && i < n; i++)
+        sim_runner_free(&runs[i]);
+    sim_tempdir_remove(dir);
+    return rc;
 }

@@ -1,19 +1,8 @@
-/* scenarios: the table of scenarios and the driver that plays one. See
- * scenarios.h. */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+/* scenarios: the table of scenarios and its answer key. See scenarios.h;
+ * runner.c plays them. */
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "checker.h"
-#include "cluster.h"
-#include "nemesis.h"
-#include "observer.h"
 #include "scenarios.h"
 
 /* ---- the table ------------------------------------------------------------------
@@ -139,23 +128,21 @@ const sim_scenario *sim_scenario_find(const char *name)
     return NULL;
 }
 
+const char *sim_scenario_key(const sim_scenario *s, int stage)
+{
+    const sim_stage *st;
+
+    while ((st = sim_stage_get(stage)) != NULL && s->expect[stage - 1] == NULL)
+        stage = st->base;
+    return st != NULL ? s->expect[stage - 1] : "?";
+}
+
 unsigned sim_scenario_expected(const sim_scenario *s, int stage)
 {
     unsigned set = 0;
 
-    if (stage >= 1 && stage <= SIM_STAGES)
-        sim_anomaly_parse(s->expect[stage - 1], &set);
+    sim_anomaly_parse(sim_scenario_key(s, stage), &set);
     return set;
-}
-
-const char *sim_scenario_stage_name(int stage)
-{
-    static const char *const names[SIM_STAGES] = {
-        "v1-setnx", "v2-expire", "v3-set-nx-px", "v4-owner-check",
-        "v5-lua-unlock", "v6-reentrant-watchdog",
-    };
-
-    return stage >= 1 && stage <= SIM_STAGES ? names[stage - 1] : "?";
 }
 
 int sim_scenario_clients(const sim_scenario *s)

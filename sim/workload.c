@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "observer.h"
+#include "resource.h"
 #include "workload.h"
 #include "util.h"
 
@@ -31,34 +32,16 @@ static void record(sim_workload *w, sim_event_type type, long long value,
     sim_history_add(w->h, w->client, MAIN_THREAD, type, value, detail);
 }
 
-/* Sleeps to an absolute deadline: a pause (SIGSTOP) in the middle does not
- * lengthen the work, as it would not for a job that watches the clock. */
 /* ---- the resource ------------------------------------------------------------ */
 
-static int read_stock(sim_workload *w, long long *stock)
+static int read_key(sim_workload *w, const char *key, long long *value)
 {
-    redisReply *r = redisCommand(w->stock, "GET %s", SIM_STOCK_KEY);
-    int ok = r != NULL && r->type == REDIS_REPLY_STRING;
-
-    if (ok)
-        *stock = atoll(r->str);
-    else
-        fail(w, "GET %s on the resource server: %s", SIM_STOCK_KEY,
-             r == NULL ? w->stock->errstr : "no stock");
-    freeReplyObject(r);
-    return ok ? 0 : -1;
+    return sim_resource_get(w->resource, key, value, w->errstr, sizeof(w->errstr));
 }
 
-static int write_stock(sim_workload *w, long long stock)
+static int write_key(sim_workload *w, const char *key, long long value)
 {
-    redisReply *r = redisCommand(w->stock, "SET %s %lld", SIM_STOCK_KEY, stock);
-    int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-
-    if (!ok)
-        fail(w, "SET %s on the resource server: %s", SIM_STOCK_KEY,
-             r == NULL ? w->stock->errstr : r->str);
-    freeReplyObject(r);
-    return ok ? 0 : -1;
+    return sim_resource_set(w->resource, key, value, w->errstr, sizeof(w->errstr));
 }
 
 /* How long this critical section works: LOOP varies it a little (from
@@ -76,17 +59,21 @@ static long hold_ms(sim_workload *w)
 
 /* Waits until the observer has recorded every key event that came before
  * our acquire, so a DEL that freed the lock for us is never stamped after
- * our acquire (observer.h). Best effort: a broken link skips it. */
+ * our acquire (observer.h). Best effort: a broken link skips it. Without
+ * an observer (the bench) there is nothing to wait for, and the marker
+ * would only add a command to every acquisition. */
 static void sync_observer(sim_workload *w)
 {
     char why[128];
     int rc;
 
+    if (!w->ctl->observed)
+        return;
     if (w->sync == NULL)
-        w->sync = sim_client_connect_primary(w->ctl, why, sizeof(why));
+        w->sync = sim_control_connect_primary(w->ctl, why, sizeof(why));
     if (w->sync == NULL)
         return;
-    rc = sim_history_observer_sync(w->sync, w->ctl, w->client, ++w->sync_seq,
+    rc = sim_observer_sync(w->sync, w->ctl, w->client, ++w->sync_seq,
                                    SYNC_TIMEOUT_MS);
     if (rc < 0) {
         redisFree(w->sync);
@@ -100,7 +87,7 @@ static int acquire(sim_workload *w)
     int rc;
 
     record(w, SIM_EV_ACQUIRE_INVOKE, w->plan->wait_ms, "");
-    sim_client_reach(w->ctl, w->client, SIM_PHASE_WAITING);
+    sim_control_reach(w->ctl, w->client, SIM_PHASE_WAITING);
     rc = dlock_acquire(w->lock);
     if (rc == DLOCK_OK) {
         sync_observer(w);
@@ -123,7 +110,7 @@ static int release(sim_workload *w)
         if (i > 0)
             sim_sleep_ms(w->ctl->retry_ms);
         record(w, SIM_EV_RELEASE_INVOKE, i, "");
-        sim_client_reach(w->ctl, w->client, SIM_PHASE_RELEASING);
+        sim_control_reach(w->ctl, w->client, SIM_PHASE_RELEASING);
         rc = dlock_release(w->lock);
         if (rc == DLOCK_OK)
             record(w, SIM_EV_RELEASE_OK, 0, "");
@@ -140,8 +127,8 @@ static int release(sim_workload *w)
 static int cs_enter(sim_workload *w, long long *stock)
 {
     record(w, SIM_EV_CS_ENTER, 0, "");
-    sim_client_reach(w->ctl, w->client, SIM_PHASE_IN_CS);
-    if (read_stock(w, stock) != 0)
+    sim_control_reach(w->ctl, w->client, SIM_PHASE_IN_CS);
+    if (read_key(w, SIM_STOCK_KEY, stock) != 0)
         return -1;
     record(w, SIM_EV_STOCK_READ, *stock, "");
     return 0;
@@ -151,7 +138,7 @@ static int cs_enter(sim_workload *w, long long *stock)
 static int cs_exit(sim_workload *w, long long stock)
 {
     if (stock > 0) {
-        if (write_stock(w, stock - 1) != 0)
+        if (write_key(w, SIM_STOCK_KEY, stock - 1) != 0)
             return -1;
         record(w, SIM_EV_STOCK_WRITE, stock - 1, "");
     }
@@ -264,31 +251,23 @@ static int bench_solo(sim_workload *w)
 }
 
 /* Contended: lock, counter + 1 on the resource server, unlock, until the
- * run stops. Three events per acquisition (acquire invoke and ok, release
- * invoke) are all the bench's figures need, and keep a busy window inside
- * the history. No observer sync: the bench runs no observer, and the
- * sync's PUBLISH would count as one of the stage's commands. */
+ * run stops, recorded by the same acquire and release as a scenario's
+ * clients. Two clients inside at once would both write the same value:
+ * the counter would fall behind the acquisitions (a lost update). */
 static int bench_rmw(sim_workload *w)
 {
     long long counter;
     int rc;
 
     while (!atomic_load(&w->ctl->stop)) {
-        record(w, SIM_EV_ACQUIRE_INVOKE, w->plan->wait_ms, "");
-        if ((rc = dlock_acquire(w->lock)) != DLOCK_OK) {
-            record(w, rc == DLOCK_BUSY ? SIM_EV_ACQUIRE_BUSY : SIM_EV_ACQUIRE_ERROR,
-                   0, rc == DLOCK_BUSY ? "" : dlock_errstr(w->lock));
-            if (rc == DLOCK_ERR)
-                sim_sleep_ms(w->ctl->retry_ms); /* a broken server: do not spin */
+        if ((rc = acquire(w)) == DLOCK_ERR)
+            sim_sleep_ms(w->ctl->retry_ms); /* a broken server: do not spin */
+        if (rc != DLOCK_OK)
             continue;
-        }
-        record(w, SIM_EV_ACQUIRE_OK, 0, "");
-        if (read_stock(w, &counter) != 0 || write_stock(w, counter + 1) != 0)
+        if (read_key(w, SIM_COUNTER_KEY, &counter) != 0 ||
+            write_key(w, SIM_COUNTER_KEY, counter + 1) != 0)
             return -1;
-        record(w, SIM_EV_RELEASE_INVOKE, 0, "");
-        if ((rc = dlock_release(w->lock)) != DLOCK_OK)
-            record(w, rc == DLOCK_NOT_OWNER ? SIM_EV_RELEASE_NOT_OWNER : SIM_EV_RELEASE_ERROR,
-                   0, rc == DLOCK_NOT_OWNER ? "" : dlock_errstr(w->lock));
+        release(w);
     }
     return 0;
 }
@@ -316,22 +295,6 @@ int sim_workload_run(sim_workload *w)
 
 /* ---- setup -------------------------------------------------------------------- */
 
-static redisContext *connect_resource(const sim_control *ctl, char *errstr,
-                                      size_t len)
-{
-    struct timeval tv = { ctl->timeout_ms / 1000, (ctl->timeout_ms % 1000) * 1000 };
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", ctl->resource_port, tv);
-
-    if (c == NULL || c->err) {
-        snprintf(errstr, len, "connect to the resource server 127.0.0.1:%d: %s",
-                 ctl->resource_port, c != NULL ? c->errstr : "out of memory");
-        redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, tv);
-    return c;
-}
-
 int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                       int client, char *errstr, size_t len)
 {
@@ -343,13 +306,13 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     w->client = client;
     w->plan = &ctl->client[client].plan;
     w->rng = w->plan->seed;
-    if ((w->stock = connect_resource(ctl, errstr, len)) == NULL)
+    if ((w->resource = sim_control_connect_resource(ctl, errstr, len)) == NULL)
         return -1;
     dlock_config_init(&cfg);
     cfg.lease_ms = w->plan->lease_ms;
     cfg.wait_ms = w->plan->wait_ms;
     cfg.retry_ms = ctl->retry_ms;
-    cfg.connect = sim_client_connect_primary;
+    cfg.connect = sim_control_connect_primary;
     cfg.connect_arg = ctl;
     cfg.timeout_ms = ctl->timeout_ms;
     if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {
@@ -362,8 +325,8 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
 void sim_workload_close(sim_workload *w)
 {
     dlock_free(w->lock);
-    redisFree(w->stock);
+    redisFree(w->resource);
     redisFree(w->sync);
     w->lock = NULL;
-    w->stock = w->sync = NULL;
+    w->resource = w->sync = NULL;
 }

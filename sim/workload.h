@@ -8,6 +8,10 @@
  * history (acquire invoke/ok/busy/error, cs enter/exit, stock read/write,
  * release invoke/ok/not-owner/error), by client and thread.
  *
+ * The bench's plans (make bench) use the same lock calls: uncontended
+ * pairs in batches, timed and not recorded; and a contended read-modify-
+ * write of the resource's counter, recorded like the scenarios' clients.
+ *
  * An operation that fails with an error has an unknown outcome and is
  * recorded as an error. A release that fails (the primary died) is tried
  * again, as a real client would, so a late release reaches the new primary. */
@@ -17,7 +21,7 @@
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
-#include "client.h"
+#include "control.h"
 #include "history.h"
 #include "lock.h"
 
@@ -29,7 +33,7 @@ typedef struct sim_workload {
     int client;             /* our index: A = 0 */
     const sim_plan *plan;   /* our slot's plan */
     dlock *lock;            /* the stage under test */
-    redisContext *stock;    /* the resource server */
+    redisContext *resource; /* the resource server: the stock, the counter */
     redisContext *sync;     /* the lock's server, for sync markers; NULL until needed */
     long long sync_seq;     /* the last marker sent */
     unsigned rng;           /* LOOP's hold jitter, from the plan's seed */

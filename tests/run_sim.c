@@ -1,5 +1,7 @@
 /* run_sim: the simulator's own tests (build/test_sim). No Redis: the
- * checker, the history and the report run on hand-written histories.
+ * checker, the history, the report and the bench's tally run on
+ * hand-written histories; the list of stages and the answer key are
+ * checked against each other and the stage folders.
  * Prints Check's summary line and exits non-zero when any test failed. */
 #include <check.h>
 #include <stdio.h>
@@ -8,6 +10,9 @@
 Suite *checker_suite(void);  /* tests/test_checker.c: the four verdicts */
 Suite *history_suite(void);  /* tests/test_checker.c: journal and file */
 Suite *report_suite(void);   /* tests/test_checker.c: sentences, timeline, matrix */
+Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
+Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the answer key */
+Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */
 
 int main(void)
 {
@@ -16,6 +21,9 @@ int main(void)
 
     srunner_add_suite(runner, history_suite());
     srunner_add_suite(runner, report_suite());
+    srunner_add_suite(runner, tally_suite());
+    srunner_add_suite(runner, stages_suite());
+    srunner_add_suite(runner, pool_suite());
     srunner_run_all(runner, CK_NORMAL);
     failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -3,23 +3,25 @@
  *
  * A suite is compiled once per stage with -DSTAGE=N and reads the row of
  * its stage as CAPS. Tests branch on capabilities, never on stage numbers,
- * so a row says in one place what a stage fixes and what it keeps: where a
- * capability is missing, the test asserts the flaw instead. */
+ * so a stage's line in sim/stages.def says in one place what it fixes and
+ * what it keeps: where a capability is missing, the test asserts the flaw
+ * instead. This file only spells those capabilities out as fields. */
 #ifndef LOCKSTEP_STAGES_H
 #define LOCKSTEP_STAGES_H
 
-#ifndef STAGE
-#error "compile with -DSTAGE=N, N = 1..6"
-#endif
-#if STAGE < 1 || STAGE > 6
-#error "STAGE must be 1..6"
-#endif
+#include "stage.h"
 
-#define STAGE_COUNT 6
+#ifndef STAGE
+#error "compile with -DSTAGE=N, N a stage of sim/stages.def"
+#endif
+_Static_assert(STAGE >= 1 && STAGE <= SIM_STAGES, "STAGE must be a stage of sim/stages.def");
+
+#define STAGE_COUNT SIM_STAGES
 
 typedef struct stage_caps {
-    int stage;           /* 1..6 */
+    int stage;           /* 1..STAGE_COUNT */
     const char *dir;     /* the stage's folder */
+    int base;            /* the stage it is built on; 0: none */
     int has_ttl;         /* the key gets the lease as its TTL (v2+) */
     int atomic_acquire;  /* key and TTL are set by one command (v3+) */
     int owner_check;     /* release checks the owner: NOT_OWNER (v4+) */
@@ -29,15 +31,16 @@ typedef struct stage_caps {
     int pubsub;          /* waiters wake on the unlock message (v6) */
 } stage_caps;
 
+#define STAGE_HAS(n, cap) ((SIM_STAGE_CAPS_##n & SIM_CAP_##cap) != 0)
+#define SIM_STAGE(n, folder, base, masters, adds) \
+    { n, folder, base, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), STAGE_HAS(n, OWNER), \
+      STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), STAGE_HAS(n, WATCHDOG), \
+      STAGE_HAS(n, PUBSUB) },
 __attribute__((unused)) static const stage_caps stage_table[STAGE_COUNT] = {
-    /*  stage  dir                      ttl atomic owner script reent wdog pubsub */
-    { 1, "v1-setnx",              0, 0, 0, 0, 0, 0, 0 },
-    { 2, "v2-expire",             1, 0, 0, 0, 0, 0, 0 },
-    { 3, "v3-set-nx-px",          1, 1, 0, 0, 0, 0, 0 },
-    { 4, "v4-owner-check",        1, 1, 1, 0, 0, 0, 0 },
-    { 5, "v5-lua-unlock",         1, 1, 1, 1, 0, 0, 0 },
-    { 6, "v6-reentrant-watchdog", 1, 1, 1, 1, 1, 1, 1 },
+#include "stages.def"
 };
+#undef SIM_STAGE
+#undef STAGE_HAS
 
 /* The row of the stage this file is compiled for. */
 #define CAPS (stage_table[STAGE - 1])

@@ -622,8 +622,8 @@ static long long connections_received(void)
 {
     char value[32], err[HARNESS_ERRSTR_LEN];
 
-    ck_assert_msg(sim_cluster_info_field(harness_redis(), "stats", "total_connections_received",
-                                         value, sizeof(value), err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(sim_server_info_field(harness_redis(), "stats", "total_connections_received",
+                                        value, sizeof(value), err, sizeof(err)) == 0, "%s", err);
     return atoll(value);
 }
 
@@ -991,7 +991,7 @@ static void await_replica_in_sync(redisContext *c)
 
     while (strcmp(status, "up") != 0 && harness_now_ms() < deadline) {
         harness_sleep_ms(5);
-        ck_assert_msg(sim_cluster_info_field(c, "replication", "master_link_status", status,
+        ck_assert_msg(sim_server_info_field(c, "replication", "master_link_status", status,
                                              sizeof(status), err, sizeof(err)) == 0, "%s", err);
     }
     ck_assert_msg(strcmp(status, "up") == 0, "the demoted server's link to its new primary is "

@@ -17,8 +17,9 @@
 
 #include "checker.h"
 #include "harness.h"
+#include "proc.h"
 #include "report.h"
-#include "scenarios.h"
+#include "runner.h"
 #include "suites.h"
 
 #define RUN_TIMEOUT_S 150   /* a run takes seconds; its own limit is shorter */
@@ -44,7 +45,7 @@ static void matrix_setup(void)
     setenv("TMPDIR", tmpdir, 1);
     /* Inherited by each test's process: Ctrl-C kills and reaps its
      * clients before the harness's cleanup stops the servers. */
-    sim_client_cleanup_on_signal();
+    sim_proc_cleanup_on_signal();
 }
 
 static void matrix_teardown(void)
@@ -70,8 +71,8 @@ static void client_program(char *out, size_t len)
 }
 
 /* Whether this stage has the protocol step a failpoint is named after,
- * from the capability table: the step between two commands that a later
- * stage makes one (SETNX then PEXPIRE, GET then DEL), or the watchdog. */
+ * from its capabilities: a SETNX apart from the lease, a GET apart from
+ * the DEL, a watchdog. */
 static int stage_has_step(const char *failpoint)
 {
     if (strcmp(failpoint, "acquire.after_setnx") == 0)
@@ -128,9 +129,9 @@ START_TEST(test_matrix_cell)
     sim_verdict v;
 
     harness_title("%s: %s (expect %s)", s->name, s->shows,
-                  s->expect[CAPS.stage - 1]);
+                  sim_scenario_key(s, CAPS.stage));
     client_program(program, sizeof(program));
-    ck_assert_msg(sim_scenario_run(s, &cfg, &run, why, sizeof(why)) == 0,
+    ck_assert_msg(sim_runner_play(s, &cfg, &run, why, sizeof(why)) == 0,
                   "v%d %s: the run itself failed: %s", CAPS.stage, s->name, why);
     sim_check(run.ev, run.n, &v);
     assert_failpoint(&run);
@@ -138,7 +139,7 @@ START_TEST(test_matrix_cell)
     printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
            run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",
            run.n, cfg.lease_ms, cfg.seed);
-    sim_run_free(&run);
+    sim_runner_free(&run);
 }
 END_TEST
 

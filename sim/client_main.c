@@ -1,8 +1,8 @@
-/* worker: the main of build/vN/client, one simulated client process.
+/* client_main: the main of build/vN/client, one simulated client process.
  *
  *   client <control-file> <index>
  *
- * Started by the simulator (sim_client_spawn), never by hand: it maps the
+ * Started by the simulator's fleet (sim_fleet_spawn), never by hand: it maps the
  * run's control block and history, arms its failpoints from
  * DLOCK_FAILPOINTS, says it is ready, waits for its start flag and runs its
  * plan through the stage it was linked with. Exit status 0 when the plan
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "client.h"
+#include "control.h"
 #include "failpoint.h"
 #include "history.h"
 #include "workload.h"
@@ -32,13 +32,13 @@ static int wait_for_go(sim_control *ctl, int client)
 {
     struct timespec ts = { 0, GO_POLL_US * 1000 };
 
-    sim_client_reach(ctl, client, SIM_PHASE_READY);
+    sim_control_reach(ctl, client, SIM_PHASE_READY);
     while (!atomic_load(&ctl->client[client].go)) {
         if (atomic_load(&ctl->stop))
             return -1;
         nanosleep(&ts, NULL);
     }
-    sim_client_reach(ctl, client, SIM_PHASE_STARTED);
+    sim_control_reach(ctl, client, SIM_PHASE_STARTED);
     return 0;
 }
 
@@ -72,19 +72,19 @@ int main(int argc, char **argv)
     client = atoi(argv[2]);
     if (failpoints != NULL && sim_failpoint_check(failpoints, why, sizeof(why)) != 0)
         return broken(SIM_FAILPOINT_ENV, why);
-    if ((ctl = sim_client_control_open(argv[1], why, sizeof(why))) == NULL)
+    if ((ctl = sim_control_open(argv[1], why, sizeof(why))) == NULL)
         return broken("control block", why);
     if (client < 0 || client >= ctl->nclients) {
-        sim_client_control_close(ctl);
+        sim_control_close(ctl);
         return broken("index", "not a client of this run");
     }
     if ((h = sim_history_open(ctl->history_path, why, sizeof(why))) == NULL) {
-        sim_client_control_close(ctl);
+        sim_control_close(ctl);
         return broken("history", why);
     }
     sim_failpoint_attach(h, ctl, client);
     rc = run(ctl, h, client);
     sim_history_close(h);
-    sim_client_control_close(ctl);
+    sim_control_close(ctl);
     return rc;
 }

@@ -1,9 +1,10 @@
-/* client: the simulated clients, one process each, and the control block
- * they share with the simulator.
+/* control: the control block that the simulated clients share with the
+ * simulator, and the connections a process makes from it.
  *
- * Each client is the program build/vN/client (sim/worker.c linked with one
- * stage): the simulator forks and execs it, so a crash is a real SIGKILL
- * and a pause (SIGSTOP) freezes every thread of it, v6's watchdog too.
+ * Each client is the program build/vN/client (sim/client_main.c linked
+ * with one stage): the fleet (fleet.h) forks and execs it, so a crash is a real
+ * SIGKILL and a pause (SIGSTOP) freezes every thread of it, v6's watchdog
+ * too.
  *
  * The control block is a small file mapped MAP_SHARED by the simulator, its
  * clients and the observer: the run's settings, each client's plan, where
@@ -11,8 +12,8 @@
  * reconnect), start flags, and the steps each client has reached, which the
  * scenario waits on to sequence its steps. Fields that change during a run
  * are atomics: lock-free atomics work across processes. */
-#ifndef SIM_CLIENT_H
-#define SIM_CLIENT_H
+#ifndef SIM_CONTROL_H
+#define SIM_CONTROL_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -24,7 +25,6 @@
 #define SIM_CONTROL_PATH_LEN 320 /* a temp dir (SIM_PATH_LEN) plus a file name */
 #define SIM_LOCK_NAME_LEN 64    /* the lock's key */
 #define SIM_ORCHESTRATOR SIM_CLIENTS_MAX /* the slot the simulator itself syncs with */
-#define SIM_STOCK_KEY "stock"   /* the resource, on the resource server */
 
 /* Steps a client reaches; the control block keeps when each was first
  * reached, so a scenario can start the next client "0.5 L after A entered
@@ -48,8 +48,8 @@ typedef enum sim_plan_kind {
     SIM_PLAN_STRANGER,  /* release a lock it never acquired */
     SIM_PLAN_BENCH_SOLO, /* bench: lock+unlock pairs in batches the bench
                           * hands out, timed in the slot, no history */
-    SIM_PLAN_BENCH_RMW   /* bench: lock, counter += 1 on the resource server,
-                          * unlock, until the run stops; three events each */
+    SIM_PLAN_BENCH_RMW   /* bench: lock, counter + 1 on the resource server,
+                          * unlock, until the run stops; recorded like ONCE */
 } sim_plan_kind;
 
 typedef struct sim_plan {
@@ -83,74 +83,43 @@ typedef struct sim_control {
     int sentinel_port;         /* > 0: clients ask this sentinel for the primary */
     char sentinel_master[SIM_LOCK_NAME_LEN]; /* the name the sentinel monitors */
     atomic_int primary_port;   /* where the lock lives now */
+    int observed;              /* an observer records the lock key's events:
+                                * clients sync with it before recording an acquire */
     atomic_int observer_port;  /* the observer is subscribed there, 0 = not yet */
     atomic_int stop;           /* the run is over: loops end, the observer exits */
     int nclients;              /* slots in use */
     sim_client_slot client[SIM_CLIENTS_MAX + 1]; /* + SIM_ORCHESTRATOR */
 } sim_control;
 
-/* How a client process is doing, from sim_client_poll. */
-typedef enum sim_client_state {
-    SIM_CLIENT_RUNNING,
-    SIM_CLIENT_STOPPED, /* just stopped (SIGSTOP); reported once per stop */
-    SIM_CLIENT_EXITED,  /* exited by itself; *status has the exit code */
-    SIM_CLIENT_KILLED   /* killed by a signal; *status has the signal */
-} sim_client_state;
-
 /* ---- the control block (simulator and clients) ---- */
 
 /* Creates the file at path, zeroed, and maps it. NULL with errstr. */
-sim_control *sim_client_control_create(const char *path, char *errstr,
+sim_control *sim_control_create(const char *path, char *errstr,
                                        size_t len);
 
 /* Maps an existing control block (in a client process). NULL with errstr. */
-sim_control *sim_client_control_open(const char *path, char *errstr,
+sim_control *sim_control_open(const char *path, char *errstr,
                                      size_t len);
 
-void sim_client_control_close(sim_control *ctl);
+void sim_control_close(sim_control *ctl);
 
 /* Notes that client reached phase now, the first time only. */
-void sim_client_reach(sim_control *ctl, int client, sim_phase phase);
+void sim_control_reach(sim_control *ctl, int client, sim_phase phase);
 
 /* When client first reached phase (CLOCK_MONOTONIC ns), 0 if not yet. */
-int64_t sim_client_reached(const sim_control *ctl, int client, sim_phase phase);
+int64_t sim_control_reached(const sim_control *ctl, int client, sim_phase phase);
 
 /* A connection provider (a dlock_connect_fn, with arg = the control
  * block): a new connection to the current primary, asked from the
  * sentinel when there is one. NULL with one line in errstr. */
-redisContext *sim_client_connect_primary(void *arg, char *errstr, size_t len);
+redisContext *sim_control_connect_primary(void *arg, char *errstr, size_t len);
 
-/* ---- client processes (simulator) ---- */
+/* The port a sentinel (on connection c) names as master's address now;
+ * -1 when it does not know. */
+int sim_control_sentinel_master(redisContext *c, const char *master);
 
-/* Forks and execs program with arguments control_path and the client's
- * index; failpoints (or NULL) becomes its DLOCK_FAILPOINTS. The child
- * dies with the simulator (PR_SET_PDEATHSIG). Returns the pid, or -1 with
- * errstr. */
-pid_t sim_client_spawn(const char *program, const char *control_path,
-                       int client, const char *failpoints, char *errstr,
-                       size_t len);
-
-/* Checks on a client without blocking, and reaps it when it has ended. */
-sim_client_state sim_client_poll(pid_t pid, int *status);
-
-/* SIGKILL and reap; for the end of a run and its error paths. */
-void sim_client_kill(pid_t pid);
-
-/* The simulator's other children (the observer) join the clients in the
- * registry that the cleanup below empties; untrack once reaped. */
-void sim_client_track(pid_t pid);
-void sim_client_untrack(pid_t pid);
-
-/* Kills and reaps every client and tracked process this process started
- * and has not reaped. Async-signal-safe. */
-void sim_client_cleanup(void);
-
-/* Puts a handler for SIGINT, SIGTERM and SIGHUP in front of the one
- * installed now (the cluster's cleanup): it kills and reaps the clients
- * first, then runs that one. Call after sim_cluster_cleanup_on_signal. */
-void sim_client_cleanup_on_signal(void);
-
-/* "A", "B", ... for client numbers; "-" for SIM_NO_CLIENT. */
-const char *sim_client_name(int client);
+/* A new connection to the resource server. NULL with errstr. */
+redisContext *sim_control_connect_resource(const sim_control *ctl, char *errstr,
+                                          size_t len);
 
 #endif

@@ -1,0 +1,79 @@
+/* server: one redis-server (or redis-sentinel) process, its whole life.
+ *
+ * The only place in the repository that starts Redis. Every server is a
+ * direct child (fork + exec, never daemonized) bound to 127.0.0.1 on a free
+ * port, in its own directory (its log is redis.log there), with no
+ * persistence and keyspace events on:
+ *
+ *   --save "" --appendonly no --repl-diskless-sync no --hz 100
+ *   --notify-keyspace-events KEA
+ *
+ * A server can never outlive the thread that started it: the child asks the
+ * kernel for SIGKILL when its parent goes (PR_SET_PDEATHSIG), which covers a
+ * parent that is itself SIGKILLed, e.g. by Check's per-test timeout. So start
+ * servers from a thread that lives as long as they must (the main thread).
+ *
+ * Each server joins the registry of this process's children (proc.h),
+ * which sim_cluster_cleanup empties at exit and on a signal. A forked
+ * child inherits the registry but never acts on its parent's entries.
+ *
+ * Errors, hiredis-style: functions return 0 or -1, with one line of reason
+ * in the caller's errstr. */
+#ifndef SIM_SERVER_H
+#define SIM_SERVER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <hiredis/hiredis.h>
+
+#include "tempdir.h"
+
+#define SIM_START_TIMEOUT_MS 15000 /* a server that does not answer PING by then is broken
+                                   * (a loaded machine, many runs at once, takes seconds) */
+
+/* One redis-server process. Zero it (or let sim_server_start fill it)
+ * before use; pid is 0 whenever no process is running. */
+typedef struct sim_server {
+    pid_t pid;               /* the child process; 0 when stopped or killed */
+    int port;                /* its port on 127.0.0.1; kept after a kill */
+    char dir[SIM_PATH_LEN];  /* its working dir: redis.log lives there */
+} sim_server;
+
+/* Starts redis-server in parent_dir/name (created; it must not exist) on a
+ * free port and waits until it answers PING. extra_args is NULL or a
+ * NULL-terminated list of more arguments ("--maxmemory", "1mb", NULL).
+ * Returns 0, or -1 with errstr that quotes the end of the server's log. */
+int sim_server_start(sim_server *s, const char *parent_dir, const char *name,
+                     const char *const *extra_args, char *errstr, size_t len);
+
+/* The two halves of sim_server_start, for a server of another kind (a
+ * sentinel, which needs its config file in its dir first):
+ * sim_server_make_dir zeroes s and creates parent_dir/name;
+ * sim_server_launch starts what (the name for messages: "redis-sentinel")
+ * with args (NULL-terminated, before the port, bind and log options that
+ * every server gets) in that dir, on a free port, and waits for PING. */
+int sim_server_make_dir(sim_server *s, const char *parent_dir, const char *name,
+                        char *errstr, size_t len);
+int sim_server_launch(sim_server *s, const char *what, const char *const *args,
+                      char *errstr, size_t len);
+
+/* SIGKILL and reap: the crash of a failover. Keeps port and dir, so the
+ * log can still be read. Idempotent. */
+void sim_server_kill(sim_server *s);
+
+/* Kills and reaps the server (nothing is persisted, so there is nothing to
+ * shut down gently) and removes its dir. Idempotent. */
+void sim_server_stop(sim_server *s);
+
+/* A new connection to the server, with timeout_ms on connect and on every
+ * command. NULL with errstr when it cannot connect. */
+redisContext *sim_server_connect(const sim_server *s, long timeout_ms,
+                                 char *errstr, size_t len);
+
+/* Reads one field of INFO <section> ("replication", "master_link_status")
+ * into out. Returns 0, or -1 with errstr (no such field, I/O error). */
+int sim_server_info_field(redisContext *c, const char *section,
+                          const char *field, char *out, size_t outlen,
+                          char *errstr, size_t len);
+
+#endif

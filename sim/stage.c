@@ -1,0 +1,23 @@
+/* stage: the table of stages, from sim/stages.def. See stage.h. */
+#include <stddef.h>
+
+#include "stage.h"
+
+#define SIM_STAGE(n, folder, base, masters, adds) \
+    { n, folder, base, masters, SIM_STAGE_CAPS_##n },
+static const sim_stage table[SIM_STAGES] = {
+#include "stages.def"
+};
+#undef SIM_STAGE
+
+const sim_stage *sim_stage_get(int n)
+{
+    return n >= 1 && n <= SIM_STAGES ? &table[n - 1] : NULL;
+}
+
+const char *sim_stage_name(int n)
+{
+    const sim_stage *s = sim_stage_get(n);
+
+    return s != NULL ? s->dir : "?";
+}

@@ -1,0 +1,57 @@
+/* stage: the stages of the course, from the one list in sim/stages.def.
+ *
+ * Every stage's number, folder, base, masters and capabilities, as
+ * constants (SIM_STAGES, the stages' count, sizes arrays) and as a table.
+ * A stage inherits its base's capabilities and adds its own, so a line
+ * says what the stage brings: v6 is v5 plus reentrancy, a watchdog and
+ * pub/sub waits.
+ *
+ * Capabilities: what a stage's lock does, so that the tests assert the fix
+ * where it is there and the flaw where it is not (tests/stages.h). */
+#ifndef SIM_STAGE_H
+#define SIM_STAGE_H
+
+#define SIM_CAP_TTL       0x01u /* the key gets the lease as its TTL (v2+) */
+#define SIM_CAP_ATOMIC    0x02u /* key and TTL are set by one command (v3+) */
+#define SIM_CAP_OWNER     0x04u /* release checks the owner: NOT_OWNER (v4+) */
+#define SIM_CAP_SCRIPT    0x08u /* release is one Lua script, EVALSHA first (v5+) */
+#define SIM_CAP_REENTRANT 0x10u /* the holder's thread may acquire again (v6) */
+#define SIM_CAP_WATCHDOG  0x20u /* a thread renews the lease while held (v6) */
+#define SIM_CAP_PUBSUB    0x40u /* waiters wake on the unlock message (v6) */
+
+/* SIM_STAGE_CAPS_<n>: stage n's capabilities, its base's included. A base
+ * must come before its stage: a later one does not compile. */
+#define CAP(x) SIM_CAP_##x
+#define SIM_STAGE(n, folder, base, masters, adds) \
+    SIM_STAGE_CAPS_##n = (adds) | SIM_STAGE_CAPS_##base,
+enum {
+    SIM_STAGE_CAPS_0 = 0,
+#include "stages.def"
+};
+#undef SIM_STAGE
+
+/* SIM_STAGES: how many stages there are. */
+#define SIM_STAGE(n, folder, base, masters, adds) +1
+enum {
+    SIM_STAGES = 0
+#include "stages.def"
+};
+#undef SIM_STAGE
+#undef CAP
+
+/* One line of stages.def. */
+typedef struct sim_stage {
+    int n;            /* 1..SIM_STAGES */
+    const char *dir;  /* its folder, "vN-<idea>" */
+    int base;         /* the stage it is built on; 0: none */
+    int masters;      /* independent Redis masters the lock talks to */
+    unsigned caps;    /* SIM_CAP_* bits, its base's included */
+} sim_stage;
+
+/* Stage n's line, or NULL when n is not a stage. */
+const sim_stage *sim_stage_get(int n);
+
+/* Stage n's folder name; "?" when n is not a stage. */
+const char *sim_stage_name(int n);
+
+#endif

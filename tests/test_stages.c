@@ -1,0 +1,314 @@
+/* test_stages: the list of stages (sim/stages.def), the answer key
+ * (sim/scenarios.c) and the stage folders hold together. No Redis: only
+ * the tables and the stages' sources are read.
+ *
+ * Everything that builds, tests, plays or diffs a stage takes it from
+ * stages.def, so a line that breaks the rules below breaks all of them at
+ * once: these tests say which rule, in a sentence. And since a stage is a
+ * copy of its base with one idea changed, its helpers must stay the
+ * base's: a fix made to one copy only fails here. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "scenarios.h"
+#include "stage.h"
+
+#ifndef SRCDIR
+#define SRCDIR "." /* the repository root; make passes its own */
+#endif
+
+#define PATH_LEN 512
+
+/* Stage n is the nth line, its folder is vN-<idea> with a lock.h and a
+ * lock.c, it is built on an earlier stage (or none) and talks to at least
+ * one master. */
+START_TEST(test_stages_lines)
+{
+    char prefix[16], path[PATH_LEN];
+    const char *files[] = { "lock.h", "lock.c" };
+    int n;
+    size_t f;
+
+    ck_assert_msg(SIM_STAGES >= 1, "sim/stages.def lists no stage");
+    for (n = 1; n <= SIM_STAGES; n++) {
+        const sim_stage *s = sim_stage_get(n);
+
+        snprintf(prefix, sizeof(prefix), "v%d-", n);
+        ck_assert_msg(s->n == n, "line %d of sim/stages.def is stage %d; expected "
+                      "stages 1, 2, ... in order", n, s->n);
+        ck_assert_msg(strncmp(s->dir, prefix, strlen(prefix)) == 0,
+                      "stage %d's folder is %s; expected a name that begins with %s",
+                      n, s->dir, prefix);
+        ck_assert_msg(s->base >= 0 && s->base < n, "stage %d (%s) is built on stage %d; "
+                      "expected an earlier stage, or 0 for none", n, s->dir, s->base);
+        ck_assert_msg(s->masters >= 1, "stage %d (%s) talks to %d masters; expected 1 or more",
+                      n, s->dir, s->masters);
+        for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+            snprintf(path, sizeof(path), "%s/%s/%s", SRCDIR, s->dir, files[f]);
+            ck_assert_msg(access(path, R_OK) == 0, "stage %d's line names the folder %s, "
+                          "but %s cannot be read", n, s->dir, path);
+        }
+    }
+    ck_assert_msg(sim_stage_get(0) == NULL && sim_stage_get(SIM_STAGES + 1) == NULL,
+                  "sim_stage_get answers for a number that is not a stage");
+}
+END_TEST
+
+/* A stage keeps what its base can do: a line adds capabilities. */
+START_TEST(test_stages_inherit_capabilities)
+{
+    int n;
+
+    for (n = 1; n <= SIM_STAGES; n++) {
+        const sim_stage *s = sim_stage_get(n);
+        unsigned base = s->base > 0 ? sim_stage_get(s->base)->caps : 0;
+
+        ck_assert_msg((s->caps & base) == base, "stage %d (%s) lacks capabilities %#x of "
+                      "its base, stage %d", n, s->dir, base & ~s->caps, s->base);
+    }
+    ck_assert_msg(sim_stage_get(1)->caps == 0, "the first stage has capabilities %#x; "
+                  "expected none (the naive lock)", sim_stage_get(1)->caps);
+}
+END_TEST
+
+/* Every scenario has a cell for every stage that is built on no other
+ * (the others answer like their base when they have none), and every
+ * cell is a set of anomaly names. */
+START_TEST(test_stages_answer_key)
+{
+    unsigned set;
+    size_t i;
+    int n;
+
+    for (i = 0; i < sim_scenario_count(); i++) {
+        const sim_scenario *s = sim_scenario_at(i);
+
+        for (n = 1; n <= SIM_STAGES; n++) {
+            const char *cell = s->expect[n - 1];
+
+            ck_assert_msg(cell != NULL || sim_stage_get(n)->base > 0,
+                          "scenario %s has no answer for stage %d (%s), which is built on "
+                          "no other stage: add its cell to the scenario's expect line in "
+                          "sim/scenarios.c", s->name, n, sim_stage_name(n));
+            ck_assert_msg(cell == NULL || sim_anomaly_parse(cell, &set) == 0,
+                          "scenario %s's answer for stage %d is \"%s\"; expected anomaly "
+                          "names (ME MD DL) or -", s->name, n, cell);
+        }
+    }
+}
+END_TEST
+
+/* ---- the helpers the stages share ------------------------------------------------
+ * A stage is a copy of its base with one idea changed: every function it
+ * shares by name with its base is the same, byte for byte, unless the
+ * table below says why it differs. A helper fixed in one stage and not in
+ * the others fails here; so does a reason that no longer holds. */
+
+#define FUNCS_MAX 64
+#define SOURCE_MAX (256 * 1024)
+
+/* Where a stage's function differs from its base's, and why. */
+static const struct differs {
+    int stage;
+    const char *func;
+    const char *why;
+} differs[] = {
+    { 2, "try_acquire", "SETNX, then PEXPIRE: the key gets a lease" },
+    { 3, "try_acquire", "SET NX PX: the key and its lease in one command" },
+    { 4, "dlock_new", "each lock draws its owner id" },
+    { 4, "try_acquire", "the key holds the owner's token" },
+    { 4, "release", "GET, compare with the owner, then DEL" },
+    { 5, "release", "one script compares and deletes" },
+    { 6, "disconnect", "also drops the subscription connection, so the next wait "
+      "subscribes where the next commands go" },
+    { 6, "try_acquire", "a script on a hash: a hold count per owner and thread" },
+    { 6, "dlock_new", "also names the unlock channel and starts the watchdog" },
+    { 6, "dlock_acquire", "reentrant, and waits for the unlock message" },
+    { 6, "release", "counts the hold down; the last release publishes the unlock" },
+    { 6, "dlock_free", "also stops the watchdog and closes the subscription" },
+};
+
+/* One function of a lock.c: its name and its text, signature to "}". */
+typedef struct func {
+    char name[64];
+    const char *text;
+    size_t len;
+} func;
+
+typedef struct source {
+    char text[SOURCE_MAX];
+    func f[FUNCS_MAX];
+    int n;
+} source;
+
+static source sources[2];  /* a stage and its base */
+
+static const char *why_differs(int stage, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(differs) / sizeof(differs[0]); i++) {
+        if (differs[i].stage == stage && strcmp(differs[i].func, name) == 0)
+            return differs[i].why;
+    }
+    return NULL;
+}
+
+/* The name of the function the line (n bytes) at column 0 defines, or ""
+ * when it defines none ("__attribute__((weak)) void f(" names f). */
+static void def_name(const char *line, size_t n, char *name, size_t len)
+{
+    const char *open, *end, *weak = "__attribute__((weak)) ";
+
+    name[0] = '\0';
+    if (n > strlen(weak) && strncmp(line, weak, strlen(weak)) == 0) {
+        line += strlen(weak);
+        n -= strlen(weak);
+    }
+    if (n == 0 || !isalpha((unsigned char)line[0]) || strncmp(line, "typedef", 7) == 0 ||
+        (open = memchr(line, '(', n)) == NULL || memchr(line, ';', n) != NULL ||
+        memchr(line, '=', (size_t)(open - line)) != NULL)
+        return;
+    for (end = open; end > line && (isalnum((unsigned char)end[-1]) || end[-1] == '_'); end--)
+        ;
+    snprintf(name, len, "%.*s", (int)(open - end), end);
+}
+
+/* A definition runs from its first line to the first line that is "}";
+ * its body opens with the first line that is "{". */
+static void scan(source *src)
+{
+    char *line = src->text, *next, *brace;
+    char name[64];
+
+    for (; *line != '\0' && src->n < FUNCS_MAX; line = next) {
+        next = strchr(line, '\n') != NULL ? strchr(line, '\n') + 1 : line + strlen(line);
+        def_name(line, (size_t)(next - line), name, sizeof(name));
+        brace = strstr(line, "\n{\n");
+        if (name[0] == '\0' || brace == NULL || memchr(line, ';', (size_t)(brace - line)))
+            continue;
+        next = strstr(brace, "\n}\n");
+        ck_assert_msg(next != NULL, "%s opens and never closes", name);
+        next += 3;
+        snprintf(src->f[src->n].name, sizeof(src->f[src->n].name), "%s", name);
+        src->f[src->n].text = line;
+        src->f[src->n].len = (size_t)(next - line);
+        src->n++;
+    }
+}
+
+static void load(source *src, int stage)
+{
+    char path[PATH_LEN];
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "%s/%s/lock.c", SRCDIR, sim_stage_name(stage));
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    n = fread(src->text, 1, sizeof(src->text) - 1, f);
+    fclose(f);
+    ck_assert_msg(n < sizeof(src->text) - 1, "%s is longer than %d bytes", path, SOURCE_MAX);
+    src->text[n] = '\0';
+    src->n = 0;
+    scan(src);
+    ck_assert_msg(src->n > 0, "found no function in %s", path);
+}
+
+static const func *find(const source *src, const char *name)
+{
+    int i;
+
+    for (i = 0; i < src->n; i++) {
+        if (strcmp(src->f[i].name, name) == 0)
+            return &src->f[i];
+    }
+    return NULL;
+}
+
+/* Each stage against its base, function by function. */
+START_TEST(test_stages_shared_helpers_match)
+{
+    int n, i, compared = 0;
+
+    for (n = 1; n <= SIM_STAGES; n++) {
+        const sim_stage *s = sim_stage_get(n);
+
+        if (s->base == 0)
+            continue;
+        load(&sources[0], n);
+        load(&sources[1], s->base);
+        for (i = 0; i < sources[0].n; i++) {
+            const func *f = &sources[0].f[i], *b = find(&sources[1], f->name);
+            const char *why = why_differs(n, f->name);
+            int same;
+
+            if (b == NULL)
+                continue;
+            same = f->len == b->len && memcmp(f->text, b->text, f->len) == 0;
+            compared++;
+            ck_assert_msg(same || why != NULL,
+                          "%s() of stage %d (%s) differs from that of its base, stage %d, and "
+                          "nothing says why: make the two the same, or give the reason in the "
+                          "differs table of tests/test_stages.c", f->name, n, s->dir, s->base);
+            ck_assert_msg(!same || why == NULL,
+                          "%s() of stage %d is its base's again, yet the differs table of "
+                          "tests/test_stages.c says \"%s\": remove that line",
+                          f->name, n, why);
+        }
+    }
+    ck_assert_msg(compared > 0 || SIM_STAGES == 1,
+                  "no function of any stage was compared with its base's");
+}
+END_TEST
+
+/* Every line of the differs table names a stage built on another and a
+ * function both have: a reason for nothing would hide nothing. */
+START_TEST(test_stages_differs_table_is_current)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(differs) / sizeof(differs[0]); i++) {
+        const sim_stage *s = sim_stage_get(differs[i].stage);
+
+        ck_assert_msg(s != NULL && s->base > 0, "the differs table names stage %d, which "
+                      "is not built on another stage", differs[i].stage);
+        load(&sources[0], s->n);
+        load(&sources[1], s->base);
+        ck_assert_msg(find(&sources[0], differs[i].func) != NULL &&
+                      find(&sources[1], differs[i].func) != NULL,
+                      "the differs table gives a reason for %s() of stage %d, but stage %d "
+                      "or its base has no such function", differs[i].func, s->n, s->n);
+    }
+}
+END_TEST
+
+static void add_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n)
+{
+    TCase *tc = tcase_create(name);
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        tcase_add_test(tc, tests[i]);
+    suite_add_tcase(suite, tc);
+}
+
+Suite *stages_suite(void)
+{
+    const TTest *list[] = {
+        test_stages_lines, test_stages_inherit_capabilities, test_stages_answer_key,
+    };
+    const TTest *helpers[] = {
+        test_stages_shared_helpers_match, test_stages_differs_table_is_current,
+    };
+    Suite *suite = suite_create("stages");
+
+    add_tcase(suite, "the list", list, sizeof(list) / sizeof(list[0]));
+    add_tcase(suite, "shared helpers", helpers, sizeof(helpers) / sizeof(helpers[0]));
+    return suite;
+}
