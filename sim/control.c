@@ -132,11 +132,15 @@ static int ask_sentinel(const sim_control *ctl, char *errstr, size_t len)
     return port;
 }
 
-redisContext *sim_control_connect_primary(void *arg, char *errstr, size_t len)
+redisContext *sim_control_connect_node(void *arg, int node, char *errstr, size_t len)
 {
     const sim_control *ctl = arg;
     int port = atomic_load(&ctl->primary_port);
 
+    if (node != 0) {
+        sim_error(errstr, len, "node %d: the simulator runs one node, node 0", node);
+        return NULL;
+    }
     if (ctl->sentinel_port > 0 && (port = ask_sentinel(ctl, errstr, len)) < 0)
         return NULL;
     return connect_port(ctl, port, errstr, len);

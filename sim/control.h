@@ -110,9 +110,10 @@ void sim_control_reach(sim_control *ctl, int client, sim_phase phase);
 int64_t sim_control_reached(const sim_control *ctl, int client, sim_phase phase);
 
 /* A connection provider (a dlock_connect_fn, with arg = the control
- * block): a new connection to the current primary, asked from the
- * sentinel when there is one. NULL with one line in errstr. */
-redisContext *sim_control_connect_primary(void *arg, char *errstr, size_t len);
+ * block): a new connection to node's current primary, asked from the
+ * sentinel when there is one. The simulator runs one node, node 0. NULL
+ * with one line in errstr. */
+redisContext *sim_control_connect_node(void *arg, int node, char *errstr, size_t len);
 
 /* The port a sentinel (on connection c) names as master's address now;
  * -1 when it does not know. */

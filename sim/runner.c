@@ -315,7 +315,7 @@ static int drive(runner *r, char *errstr, size_t len)
 static void drain_observer(runner *r)
 {
     char why[128];
-    redisContext *c = sim_control_connect_primary(r->fleet.ctl, why, sizeof(why));
+    redisContext *c = sim_control_connect_node(r->fleet.ctl, 0, why, sizeof(why));
 
     if (c == NULL)
         return;

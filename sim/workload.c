@@ -70,7 +70,7 @@ static void sync_observer(sim_workload *w)
     if (!w->ctl->observed)
         return;
     if (w->sync == NULL)
-        w->sync = sim_control_connect_primary(w->ctl, why, sizeof(why));
+        w->sync = sim_control_connect_node(w->ctl, 0, why, sizeof(why));
     if (w->sync == NULL)
         return;
     rc = sim_observer_sync(w->sync, w->ctl, w->client, ++w->sync_seq,
@@ -312,7 +312,7 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     cfg.lease_ms = w->plan->lease_ms;
     cfg.wait_ms = w->plan->wait_ms;
     cfg.retry_ms = ctl->retry_ms;
-    cfg.connect = sim_control_connect_primary;
+    cfg.connect = sim_control_connect_node;
     cfg.connect_arg = ctl;
     cfg.timeout_ms = ctl->timeout_ms;
     if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {

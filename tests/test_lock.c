@@ -975,9 +975,11 @@ END_TEST
 
 /* The provider of the demotion test: a connection to whichever server
  * *arg points at now, as a provider that follows a failover would give. */
-static redisContext *connect_current(void *arg, char *errstr, size_t errlen)
+static redisContext *connect_current(void *arg, int node, char *errstr, size_t errlen)
 {
     const sim_server *const *current = arg;
+
+    (void)node; /* one node */
 
     return sim_server_connect(*current, 1000, errstr, errlen);
 }
@@ -1090,6 +1092,25 @@ START_TEST(test_lock_bad_lease)
 }
 END_TEST
 
+START_TEST(test_lock_several_nodes_refused)
+{
+    dlock_config cfg;
+    dlock *l;
+
+    harness_title("a config of several nodes: ERR naming the stage that takes a majority, no key");
+    harness_config(&cfg, harness_server(), LEASE_MS, 0);
+    cfg.nodes = 5;
+    l = dlock_new("nodes-check", &cfg);
+    ck_assert_msg(l != NULL, "dlock_new returned NULL for a config of 5 nodes");
+    assert_error(l, dlock_acquire(l), "acquire", "for a config of 5 nodes");
+    ck_assert_msg(strstr(dlock_errstr(l), "v8-redlock") != NULL, "the error for 5 nodes is "
+                  "\"%s\"; expected it to name v8-redlock, the stage for several", dlock_errstr(l));
+    ck_assert_msg(exists("nodes-check") == 0, "an acquire refused for its 5 nodes created the key "
+                  "on node 0");
+    dlock_free(l);
+}
+END_TEST
+
 START_TEST(test_lock_lease_bounds)
 {
     const long leases[] = { DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS };
@@ -1120,11 +1141,13 @@ END_TEST
 
 /* A provider that logs in as "nopexpire", a user who may run every command
  * but PEXPIRE (also not from a script). */
-static redisContext *connect_no_pexpire(void *arg, char *errstr, size_t errlen)
+static redisContext *connect_no_pexpire(void *arg, int node, char *errstr, size_t errlen)
 {
     redisContext *c = sim_server_connect(arg, 1000, errstr, errlen);
     redisReply *r;
     int ok;
+
+    (void)node; /* one node */
 
     if (c == NULL)
         return NULL;
@@ -1278,6 +1301,7 @@ Suite *lock_suite(void)
     tcase_add_test(errors, test_lock_bad_name);
     tcase_add_test(errors, test_lock_bad_lease);
     tcase_add_test(errors, test_lock_lease_bounds);
+    tcase_add_test(errors, test_lock_several_nodes_refused);
     if (CAPS.has_ttl)
         tcase_add_test(errors, test_lock_pexpire_refused);
     tcase_add_checked_fixture(contract, harness_test_setup, harness_test_teardown);
