@@ -155,6 +155,11 @@ static int parse(sim_bench *b, int argc, char **argv)
         } else if (strcmp(flag, "--stage") == 0) {
             if (number("stage", value, 1, SIM_STAGES, 1, &b->only_stage) != 0)
                 return -1;
+            if (sim_stage_get(b->only_stage) == NULL) {
+                fprintf(stderr, "bench: stage %d is not a line of sim/stages.def\n",
+                        b->only_stage);
+                return -1;
+            }
         } else if (strcmp(flag, "--out") == 0) {
             b->out = value;
         } else {

@@ -154,7 +154,7 @@ static const char *run_cell(const sim_bench *b, int stage, int f, int kind,
 
 int sim_bench_wanted(const sim_bench *b, int stage)
 {
-    return b->only_stage == 0 || b->only_stage == stage;
+    return sim_stage_get(stage) != NULL && (b->only_stage == 0 || b->only_stage == stage);
 }
 
 /* A figure's median, NAN when no run has it. */

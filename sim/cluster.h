@@ -22,6 +22,8 @@
 #include "server.h"
 #include "tempdir.h"
 
+#define SIM_NODES_MAX 5 /* independent masters of one run or test: v8's five */
+
 /* Flags of sim_cluster_start: which servers besides the primary. */
 #define SIM_CLUSTER_REPLICA 0x1  /* a replica of the primary, replication confirmed */
 #define SIM_CLUSTER_RESOURCE 0x2 /* a separate server that faults never touch */

@@ -644,13 +644,15 @@ static void matrix_row(FILE *out, const sim_matrix_cell *cells, size_t n,
     memset(row, ' ', sizeof(row) - 1);
     row[sizeof(row) - 1] = '\0';
     memcpy(row, scenario, strnlen(scenario, ROW_LABEL - 1));
-    for (int s = 1; s <= SIM_REPORT_STAGES; s++) {
+    for (int s = 1, col = 0; s <= SIM_REPORT_STAGES; s++) {
         const sim_matrix_cell *c = find_cell(cells, n, scenario, s);
         char text[48] = "";
 
+        if (sim_stage_get(s) == NULL)
+            continue; /* a number the stage list skips: no column */
         if (c != NULL)
             cell_text(text, sizeof(text), c);
-        memcpy(row + ROW_LABEL + (s - 1) * CELL, text,
+        memcpy(row + ROW_LABEL + col++ * CELL, text,
                strnlen(text, CELL - 1));
     }
     put_trimmed(out, row);
@@ -738,7 +740,8 @@ int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n)
 
     fprintf(out, "%-*s", ROW_LABEL, "scenario");
     for (int s = 1; s < SIM_REPORT_STAGES; s++)
-        fprintf(out, "v%-*d", CELL - 1, s);
+        if (sim_stage_get(s) != NULL)
+            fprintf(out, "v%-*d", CELL - 1, s);
     fprintf(out, "v%d\n", SIM_REPORT_STAGES);
     for (size_t i = 0; i < n; i++)
         if (opens_row(cells, i))

@@ -370,7 +370,7 @@ static void teardown(runner *r)
 
 /* The cluster starts one primary (and a replica for the failover): a
  * stage that talks to several independent masters needs more first. */
-static int playable(int stage, char *errstr, size_t len)
+int sim_runner_playable(int stage, char *errstr, size_t len)
 {
     const sim_stage *st = sim_stage_get(stage);
 
@@ -391,7 +391,7 @@ int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
 
     memset(&r, 0, sizeof(r));
     memset(run, 0, sizeof(*run));
-    if (playable(cfg->stage, errstr, len) != 0)
+    if (sim_runner_playable(cfg->stage, errstr, len) != 0)
         return -1;
     r.s = s;
     r.cfg = cfg;

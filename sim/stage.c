@@ -3,8 +3,9 @@
 
 #include "stage.h"
 
+/* By number: a number the list skips stays zero (n = 0). */
 #define SIM_STAGE(n, folder, base, masters, adds) \
-    { n, folder, base, masters, SIM_STAGE_CAPS_##n },
+    [n - 1] = { n, folder, base, masters, SIM_STAGE_CAPS_##n },
 static const sim_stage table[SIM_STAGES] = {
 #include "stages.def"
 };
@@ -12,7 +13,7 @@ static const sim_stage table[SIM_STAGES] = {
 
 const sim_stage *sim_stage_get(int n)
 {
-    return n >= 1 && n <= SIM_STAGES ? &table[n - 1] : NULL;
+    return n >= 1 && n <= SIM_STAGES && table[n - 1].n == n ? &table[n - 1] : NULL;
 }
 
 const char *sim_stage_name(int n)
