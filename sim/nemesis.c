@@ -192,14 +192,14 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
                                errstr, len)) < 0)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, lag, "replica lacks lock");
-    record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->primary.port, "kill primary");
-    sim_server_kill(&n->cl->primary);
+    record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->node[0].port, "kill primary");
+    sim_server_kill(&n->cl->node[0]);
     if ((n->sentinel != NULL ? sentinel_promote(n, errstr, len)
                              : promote(n, errstr, len)) != 0)
         return -1;
-    atomic_store(&n->ctl->primary_port, port);
+    atomic_store(&n->ctl->node_port[0], port);
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, port, "clients follow");
-    if (sim_observer_wait(n->ctl, port, RESUBSCRIBE_MS) != 0)
+    if (sim_observer_wait(n->ctl, 0, port, RESUBSCRIBE_MS) != 0)
         return sim_error(errstr, len, "the observer did not subscribe to the new primary (port %d) within %d ms",
                      port, RESUBSCRIBE_MS);
     return 0;

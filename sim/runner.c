@@ -118,9 +118,14 @@ static int setup_control(runner *r, char *errstr, size_t len)
     ctl->lease_ms = r->cfg->lease_ms;
     ctl->retry_ms = r->cfg->lease_ms / 30 > 0 ? r->cfg->lease_ms / 30 : 1;
     ctl->timeout_ms = CLIENT_TIMEOUT_MS;
+    ctl->nodes = r->cl.nodes;
+    /* Far below the lease, and far above a reply's delay on a loaded
+     * machine: a node is never counted failed for being slow. */
+    ctl->node_timeout_ms = leases(r, 0.5);
     ctl->resource_port = r->cl.resource.port;
     ctl->observed = 1;
-    atomic_store(&ctl->primary_port, r->cl.primary.port);
+    for (i = 0; i < r->cl.nodes; i++)
+        atomic_store(&ctl->node_port[i], r->cl.node[i].port);
     for (i = 0; i < r->n; i++)
         fill_plan(r, i);
     return 0;
@@ -169,7 +174,7 @@ static int spawn_clients(runner *r, char *errstr, size_t len)
  * is, and the nemesis leaves the promotion to it. */
 static int start_sentinel(runner *r, char *errstr, size_t len)
 {
-    if (sim_sentinel_start(&r->sentinel, r->cl.dir, MASTER_NAME, r->cl.primary.port,
+    if (sim_sentinel_start(&r->sentinel, r->cl.dir, MASTER_NAME, r->cl.node[0].port,
                            DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS, errstr, len) != 0 ||
         sim_nemesis_use_sentinel(&r->nem, &r->sentinel, MASTER_NAME, errstr, len) != 0)
         return -1;
@@ -186,7 +191,8 @@ static int setup(runner *r, char *errstr, size_t len)
     if (r->s->fault.kind == SIM_FAULT_FAILOVER)
         flags |= SIM_CLUSTER_REPLICA;
     if (assign_actors(r, errstr, len) != 0 ||
-        sim_cluster_start(&r->cl, flags, errstr, len) != 0 ||
+        sim_cluster_start(&r->cl, sim_stage_get(r->cfg->stage)->masters, flags,
+                          errstr, len) != 0 ||
         setup_control(r, errstr, len) != 0 ||
         stock(r, 0, errstr, len) != 0)
         return -1;
@@ -311,16 +317,20 @@ static int drive(runner *r, char *errstr, size_t len)
 
 /* ---- the end -------------------------------------------------------------------- */
 
-/* One last sync marker: every key event the clients caused is recorded. */
+/* One last sync marker on each node: every key event the clients caused
+ * is recorded. */
 static void drain_observer(runner *r)
 {
     char why[128];
-    redisContext *c = sim_control_connect_node(r->fleet.ctl, 0, why, sizeof(why));
+    redisContext *c;
+    int i;
 
-    if (c == NULL)
-        return;
-    sim_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, 1, OBSERVER_TIMEOUT_MS);
-    redisFree(c);
+    for (i = 0; i < r->fleet.ctl->nodes; i++) {
+        if ((c = sim_control_connect_node(r->fleet.ctl, i, why, sizeof(why))) == NULL)
+            continue;
+        sim_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, i, 1, OBSERVER_TIMEOUT_MS);
+        redisFree(c);
+    }
 }
 
 static void describe(const runner *r, sim_run *run)
@@ -368,8 +378,8 @@ static void teardown(runner *r)
     sim_cluster_stop(&r->cl);
 }
 
-/* The cluster starts one primary (and a replica for the failover): a
- * stage that talks to several independent masters needs more first. */
+/* The cluster starts a stage's masters, but the history has one lock
+ * key: a stage of several masters waits until it tells them apart. */
 int sim_runner_playable(int stage, char *errstr, size_t len)
 {
     const sim_stage *st = sim_stage_get(stage);
@@ -377,8 +387,8 @@ int sim_runner_playable(int stage, char *errstr, size_t len)
     if (st == NULL)
         return sim_error(errstr, len, "stage %d is not a line of sim/stages.def", stage);
     if (st->masters != 1)
-        return sim_error(errstr, len, "%s talks to %d independent masters, and the runner "
-                         "starts one primary: it cannot play this stage", st->dir, st->masters);
+        return sim_error(errstr, len, "%s talks to %d independent masters, and the history "
+                         "does not tell their keys apart yet", st->dir, st->masters);
     return 0;
 }
 

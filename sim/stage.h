@@ -20,6 +20,9 @@
 #define SIM_CAP_PUBSUB    0x40u /* waiters wake on the unlock message (v6) */
 #define SIM_CAP_QUORUM    0x100u /* a majority of independent masters (v8) */
 
+#define SIM_NODES_MAX 5 /* the most independent masters a stage may talk to:
+                         * what a run or a test starts for it (v8's five) */
+
 /* SIM_STAGE_CAPS_<n>: stage n's capabilities, its base's included. A base
  * must come before its stage: a later one does not compile. */
 #define CAP(x) SIM_CAP_##x

@@ -34,7 +34,7 @@ typedef struct sim_workload {
     const sim_plan *plan;   /* our slot's plan */
     dlock *lock;            /* the stage under test */
     redisContext *resource; /* the resource server: the stock, the counter */
-    redisContext *sync;     /* the lock's server, for sync markers; NULL until needed */
+    redisContext *sync[SIM_NODES_MAX]; /* each node, for sync markers; NULL until needed */
     long long sync_seq;     /* the last marker sent */
     unsigned rng;           /* LOOP's hold jitter, from the plan's seed */
     char errstr[128];       /* why the workload gave up */
