@@ -32,14 +32,16 @@ else
   BUILD := build
 endif
 HIREDIS_LIBS := -lhiredis
+JSON_LIBS := -lcjson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-LDLIBS := $(HIREDIS_LIBS) -pthread
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) -pthread
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
 SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/history.c sim/checker.c sim/report.c \
                   sim/scenarios.c sim/runner.c sim/nemesis.c sim/client.c sim/observer.c \
                   sim/util.c)
+SIM_LIB_SRCS += $(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c)
 SIM_CLIENT_SRCS := $(wildcard sim/worker.c sim/workload.c sim/failpoint.c sim/history.c \
                      sim/client.c sim/observer.c sim/util.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
@@ -47,7 +49,8 @@ SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 # The Check suites: one contract suite compiled per stage, the harness, the
 # matrix row, and the simulator's own tests (no Redis).
 TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
-TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/run_sim.c)
+TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_history.c tests/test_report.c \
+                   tests/test_verdicts.c tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
 .DEFAULT_GOAL := all
@@ -120,14 +123,15 @@ stage-test:
 # and no stage, so the binary needs only these three modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
-                 $(BUILD)/sim/util.o
+                 $(BUILD)/sim/util.o \
+                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c))
 
 $(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h tests/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isim -Itests -c $< -o $@
 
 $(BUILD)/test_sim: $(SIM_TEST_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -pthread
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -pthread
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim
