@@ -8,7 +8,8 @@
  * run plays one scenario against one stage and prints its title, verdict
  * and timeline; demo plays all of them against all six stages and prints
  * the fault matrix, exiting non-zero when a cell differs from the answer
- * key; check judges a history saved with --save again. With --sentinel a
+ * key; check judges a history saved with --save again (exit status 0:
+ * clean, 1: anomalies, 2: cannot judge). With --sentinel a
  * real redis-sentinel promotes the replica in the failover scenario, and
  * the clients ask it where the primary is. The clients are the
  * stage's program build/vN/client, found next to this one (build/sim/sim),
@@ -49,7 +50,7 @@ static int usage(void)
     fprintf(stderr,
             "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]\n"
             "       sim demo [--seed K] [--lease MS] [--sentinel]\n"
-            "       sim check FILE\n"
+            "       sim check FILE      exit 0: clean, 1: anomalies, 2: cannot judge\n"
             "       sim list\n");
     return 2;
 }
@@ -193,7 +194,7 @@ static int play(const options *o, int stage, const sim_scenario *s,
         fprintf(stderr, "sim: v%d %s: %s\n", stage, s->name, why);
         return -1;
     }
-    sim_check(run->ev, run->n, v);
+    sim_check_run(&run->info, run->ev, run->n, v);
     return 0;
 }
 
@@ -214,6 +215,7 @@ static int cmd_run(const options *o)
         sim_history_save_run(o->save, &run.info, run.ev, run.n, run.t0_ns,
                              why, sizeof(why)) != 0)
         fprintf(stderr, "sim: --save: %s\n", why);
+    sim_verdict_free(&v);
     sim_run_free(&run);
     return 0;
 }
@@ -261,6 +263,8 @@ static int cmd_demo(const options *o)
     return matched == (int)n ? 0 : 1;
 }
 
+/* Exit 0 for a clean history, 1 when it holds an anomaly, 2 when it
+ * cannot be read or judged: a script can tell the three apart. */
 static int cmd_check(const options *o)
 {
     char why[512];
@@ -268,6 +272,7 @@ static int cmd_check(const options *o)
     sim_verdict v;
     sim_event *ev;
     size_t n;
+    int status;
 
     if (o->file == NULL) {
         fprintf(stderr, "sim: check needs a FILE saved with run --save\n");
@@ -275,12 +280,16 @@ static int cmd_check(const options *o)
     }
     if ((ev = sim_history_load_run(o->file, &info, &n, why, sizeof(why))) == NULL) {
         fprintf(stderr, "sim: %s\n", why);
-        return 1;
+        return 2;
     }
-    sim_check(ev, n, &v);
-    sim_report_run(stdout, &info, ev, n, 0, &v);
+    sim_check_run(&info, ev, n, &v);
+    if ((status = sim_verdict_status(&v)) == 2)
+        fprintf(stderr, "sim: %s: cannot judge this history: %s\n", o->file, v.why);
+    else
+        sim_report_run(stdout, &info, ev, n, 0, &v);
+    sim_verdict_free(&v);
     free(ev);
-    return 0;
+    return status;
 }
 
 static int cmd_list(void)

@@ -5,15 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-Suite *checker_suite(void);  /* tests/test_checker.c: the four verdicts */
-Suite *history_suite(void);  /* tests/test_checker.c: journal and file */
-Suite *report_suite(void);   /* tests/test_checker.c: sentences, timeline, matrix */
+Suite *checker_suite(void);  /* tests/test_checker.c: ME and MD */
+Suite *deadlock_suite(void); /* tests/test_deadlock.c: DL, damage, refusals */
+Suite *verdicts_suite(void); /* tests/test_verdicts.c: tests/histories */
+Suite *history_suite(void);  /* tests/test_history.c: journal, order, file */
+Suite *report_suite(void);   /* tests/test_report.c: sentences, timeline, matrix */
 
 int main(void)
 {
     SRunner *runner = srunner_create(checker_suite());
     int failed;
 
+    srunner_add_suite(runner, deadlock_suite());
+    srunner_add_suite(runner, verdicts_suite());
     srunner_add_suite(runner, history_suite());
     srunner_add_suite(runner, report_suite());
     srunner_run_all(runner, CK_NORMAL);

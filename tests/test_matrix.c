@@ -131,12 +131,13 @@ START_TEST(test_matrix_cell)
     client_program(program, sizeof(program));
     ck_assert_msg(sim_scenario_run(s, &cfg, &run, why, sizeof(why)) == 0,
                   "v%d %s: the run itself failed: %s", CAPS.stage, s->name, why);
-    sim_check(run.ev, run.n, &v);
+    sim_check_run(&run.info, run.ev, run.n, &v);
     assert_failpoint(&run);
     assert_cell(&run, &v, expected);
     printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
            run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",
            run.n, cfg.lease_ms, cfg.seed);
+    sim_verdict_free(&v);
     sim_run_free(&run);
 }
 END_TEST
