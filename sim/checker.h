@@ -55,7 +55,8 @@
  * that could have made a key (rule 2), or (b) where the stage's release
  * checks the owner (v4 on, from the run header's stage), its thread's
  * next release returned OK. Such an acquire holds the lock, without
- * knowing it, until its key ends, its thread invokes a release, or its
+ * knowing it, until its key ends (or the next key appears, for the
+ * observer may hear an end late), its thread invokes a release, or its
  * client crashes. A release that ended in an error or a crash may have
  * deleted the key.
  *
@@ -73,9 +74,10 @@
  *     key's creation and the del). The deleter is the one release that
  *     could have: invoked by the time the del was reported, returned (or
  *     crashed, or never returned) after the key appeared, and not
- *     NOT_OWNER; none or several: "a client that cannot be named". The
- *     intruder is the owner of the next key, when it took the lock while
- *     the victim still held.
+ *     NOT_OWNER; none, or several of different threads: "a client that
+ *     cannot be named" (several tries of one thread are one release
+ *     retried). The intruder is the owner of the next key, when it took
+ *     the lock while the victim still held.
  * DL  deadlock: an acquire ended BUSY while (b) its own thread held the
  *     lock (self-deadlock), or (a) the key existed without a TTL, no live
  *     client held the lock, and the key's owner will never delete it: it
@@ -100,7 +102,10 @@
  *
  * Each anomaly is kept as its own episode, in time order; the report
  * decides how many to print. The fault matrix shows ME, MD and DL
- * (SIM_ANOM_CELLS); DAMAGE is evidence that the numbers went wrong too. */
+ * (SIM_ANOM_CELLS); DAMAGE is evidence that the numbers went wrong too.
+ * An episode carries its kind, so another anomaly is one more kind; a
+ * key event's value is the port of the server that reported it, which is
+ * what would tell apart the keys of several lock servers. */
 #ifndef SIM_CHECKER_H
 #define SIM_CHECKER_H
 

@@ -83,17 +83,15 @@ static void evidence_line(FILE *out, const char *label, const char *code,
     sim_report_wrapped(out, text, at, at, EVIDENCE_WIDTH);
 }
 
-/* A cell's episodes, one short line each (MATRIX_CAP of a kind), the
- * stock's numbers under them, and "!" when the cell differs from the
- * answer key. */
-static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
+/* A cell's episodes, MATRIX_CAP of a kind, then how many more; label is
+ * cleared once printed. */
+static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
 {
-    char label[SIM_NAME_LEN + 8], text[SIM_REPORT_SENTENCE], want[32];
-    const sim_verdict *v = c->verdict;
     static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL };
+    const sim_verdict *v = c->verdict;
+    char text[SIM_REPORT_SENTENCE];
 
-    snprintf(label, sizeof(label), "v%d %s", c->stage, c->scenario);
-    for (size_t k = 0; v != NULL && k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         size_t told = 0, all = sim_verdict_count(v, kinds[k]);
 
         for (size_t i = 0; i < v->n_episodes && told < MATRIX_CAP; i++) {
@@ -109,8 +107,20 @@ static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
             evidence_line(out, label, "", text);
         }
     }
+}
+
+/* A cell's episodes, one short line each, the stock's numbers under
+ * them, and "!" when the cell differs from the answer key. */
+static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
+{
+    char label[SIM_NAME_LEN + 8], text[SIM_REPORT_SENTENCE], want[32];
+    const sim_verdict *v = c->verdict;
+
+    snprintf(label, sizeof(label), "v%d %s", c->stage, c->scenario);
+    if (v != NULL)
+        matrix_episodes(out, c, label);
     if (v != NULL && (v->anomalies & SIM_ANOM_UNJUDGED)) {
-        snprintf(text, sizeof(text), "cannot judge: %s", v->why);
+        sim_report_put(text, sizeof(text), "cannot judge: %s", v->why);
         evidence_line(out, label, "?", text);
         label[0] = '\0';
     }
