@@ -59,8 +59,9 @@ const char *sim_event_type_name(sim_event_type type)
 
 int sim_event_type_parse(const char *name)
 {
+    /* A loaded file asks once per line: look at the first letter first. */
     for (int i = 0; i < SIM_EV_TYPE_COUNT; i++)
-        if (strcmp(name, type_names[i]) == 0)
+        if (name[0] == type_names[i][0] && strcmp(name, type_names[i]) == 0)
             return i;
     return -1;
 }

@@ -411,7 +411,9 @@ static int read_line(reader *rd, const char *line, size_t len, events *a,
 
 static int blank(const char *s)
 {
-    return s[strspn(s, " \t\r\n")] == '\0';
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+        s++;
+    return *s == '\0';
 }
 
 /* Every line into a; 1 when the file had none that was not blank. */

@@ -43,6 +43,7 @@ typedef struct timeline {
     int clients;      /* clients in the run: lanes past MAX_LANES are not */
     char (*lane)[COLS + 1];
     lane_state *st;
+    int64_t *since;   /* when each lane last changed */
     char key[COLS + 1];
     char marks[COLS + 1];
     int failover;     /* a replica was promoted: the legend says '|' */
@@ -127,19 +128,28 @@ static void client_lane_event(timeline *tl, const sim_event *e)
     }
 }
 
+/* Each lane is painted a stretch at a time: from its last change to the
+ * next, in the symbol it showed meanwhile. */
 static void draw_clients(timeline *tl, const sim_event *ev, size_t n)
 {
-    int64_t prev = tl->t0;
-
+    for (int c = 0; c < tl->lanes; c++)
+        tl->since[c] = tl->t0;
     for (size_t i = 0; i < n; i++) {
-        for (int c = 0; c < tl->lanes; c++) {
-            char ch = client_symbol(&tl->st[c]);
+        int c = ev[i].client;
+        char ch;
 
-            if (ch != ' ')
-                paint(tl, tl->lane[c], prev, ev[i].t_ns, ch);
-        }
+        if (c < 0 || c >= tl->lanes)
+            continue;
+        if ((ch = client_symbol(&tl->st[c])) != ' ')
+            paint(tl, tl->lane[c], tl->since[c], ev[i].t_ns, ch);
+        tl->since[c] = ev[i].t_ns;
         client_lane_event(tl, &ev[i]);
-        prev = ev[i].t_ns;
+    }
+    for (int c = 0; c < tl->lanes; c++) {
+        char ch = client_symbol(&tl->st[c]);
+
+        if (ch != ' ')
+            paint(tl, tl->lane[c], tl->since[c], tl->end, ch);
     }
 }
 
@@ -268,7 +278,8 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->lanes = clients < MAX_LANES ? clients : MAX_LANES;
     tl->lane = malloc((size_t)(tl->lanes + 1) * sizeof(*tl->lane));
     tl->st = calloc((size_t)tl->lanes + 1, sizeof(*tl->st));
-    if (tl->lane == NULL || tl->st == NULL)
+    tl->since = calloc((size_t)tl->lanes + 1, sizeof(*tl->since));
+    if (tl->lane == NULL || tl->st == NULL || tl->since == NULL)
         return -1;
     for (int c = 0; c < tl->lanes; c++)
         memset(tl->lane[c], ' ', COLS);
@@ -314,6 +325,7 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
         print_timeline(out, &tl, ev, n, v != NULL ? v : &own, v != NULL);
     free(tl.lane);
     free(tl.st);
+    free(tl.since);
     if (v == NULL)
         sim_verdict_free(&own);
 }
