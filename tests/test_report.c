@@ -68,6 +68,17 @@ static void tell_verdict(void)
     fclose(out);
 }
 
+/* Checks the story and draws its timeline into printed. */
+static void draw_timeline(int clients)
+{
+    FILE *out;
+
+    check();
+    out = capture();
+    sim_report_timeline(out, s.ev, s.n, 0, clients, &v);
+    fclose(out);
+}
+
 static void late_delete_story(void)
 {
     begin();
@@ -157,13 +168,8 @@ static char anomaly_mark(int column)
 
 START_TEST(test_report_marks_every_overlap)
 {
-    FILE *out;
-
     late_delete_story();      /* 1300 ms: 25 ms a column */
-    check();
-    out = capture();
-    sim_report_timeline(out, s.ev, s.n, 0, 3, &v);
-    fclose(out);
+    draw_timeline(3);
     ck_assert_msg(anomaly_mark(500 / 25) == '!', "A and B both held the "
                   "lock at 500 ms, but the anomaly lane does not say so:\n%s",
                   printed);
@@ -178,17 +184,12 @@ END_TEST
 
 START_TEST(test_report_key_without_ttl)
 {
-    FILE *out;
-
     begin();
     takes(0, A, 0);
     crashes(500, A);
     wants(510, B);
     gives_up(1700, B);
-    check();
-    out = capture();
-    sim_report_timeline(out, s.ev, s.n, 0, 2, &v);
-    fclose(out);
+    draw_timeline(2);
     assert_printed("\nlock key    aaaa");
     assert_printed("X");
     assert_printed("D");
@@ -198,17 +199,12 @@ END_TEST
 
 START_TEST(test_report_failover_mark)
 {
-    FILE *out;
-
     begin();
     takes(0, A, 1);
     record(100, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
     takes(150, C, 1);
     gives_back(590, A);
-    check();
-    out = capture();
-    sim_report_timeline(out, s.ev, s.n, 0, 3, &v);
-    fclose(out);
+    draw_timeline(3);
     assert_printed("\nlock key    AAAAAAAAAA|");
     assert_printed("| failover: the replica became primary");
     assert_narrow(72);
