@@ -12,7 +12,7 @@
 /* ---- the fault matrix ----------------------------------------------------- */
 
 #define ROW_LABEL 20  /* scenario names are shorter */
-#define CELL 8        /* "!ME MD" and a gap */
+#define CELL 10       /* "!ME MD LU" and a gap */
 
 static int cell_matches(const sim_matrix_cell *c)
 {
@@ -124,13 +124,9 @@ static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
         evidence_line(out, label, "?", text);
         label[0] = '\0';
     }
-    if (v != NULL && (v->anomalies & SIM_ANOM_DAMAGE)) {
-        char stock[SIM_REPORT_SENTENCE];
-
-        /* The numbers, in parentheses: they back the anomalies above. */
-        sim_report_stock(stock, sizeof(stock), v);
-        sim_report_put(text, sizeof(text), "(%s)", stock);
-        evidence_line(out, label, "", text);
+    if (v != NULL && (v->anomalies & SIM_ANOM_LU)) {
+        sim_report_stock(text, sizeof(text), v);
+        evidence_line(out, label, "LU", text);
         label[0] = '\0';
     }
     if (!cell_matches(c)) {
@@ -144,7 +140,8 @@ static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
 static void matrix_legend(FILE *out)
 {
     fprintf(out, "ME  mutual exclusion lost     MD  lock deleted by a non-owner\n"
-            "DL  deadlock                   -   none\n"
+            "DL  deadlock                   LU  lost updates: sales the stock does not show\n"
+            "-   none\n"
             "?   the history could not be judged\n"
             "(-) fault not reachable: this stage has no such step\n"
             "!   differs from the answer key\n");
