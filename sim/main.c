@@ -273,17 +273,15 @@ static int demo_cells(sim_cell *cells, char (*programs)[PATH_MAX], size_t *n)
     size_t i;
     int stage;
 
-    char why[256];
-
     for (stage = 1; stage <= SIM_STAGES; stage++) {
-        if (sim_runner_playable(stage, why, sizeof(why)) == 0 &&
+        if (sim_stage_get(stage) != NULL &&
             client_program(stage, programs[stage - 1], PATH_MAX) != 0)
             return -1;
     }
     *n = 0;
     for (i = 0; i < sim_scenario_count(); i++) {
         for (stage = 1; stage <= SIM_STAGES; stage++)
-            if (sim_runner_playable(stage, why, sizeof(why)) == 0)
+            if (sim_stage_get(stage) != NULL)
                 cells[(*n)++] = (sim_cell){ sim_scenario_at(i), stage, programs[stage - 1] };
     }
     return 0;

@@ -205,6 +205,29 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
     return 0;
 }
 
+/* ---- a node's death and restart ------------------------------------------ */
+
+void sim_nemesis_down(sim_nemesis *n, int node)
+{
+    sim_history_add_node(n->h, node, SIM_EV_NODE_DOWN, n->cl->node[node].port, "SIGKILL");
+    sim_cluster_down(n->cl, node);
+}
+
+int sim_nemesis_restart(sim_nemesis *n, int node, char *errstr, size_t len)
+{
+    int port;
+
+    if (sim_cluster_restart(n->cl, node, errstr, len) != 0)
+        return -1;
+    port = n->cl->node[node].port;
+    sim_history_add_node(n->h, node, SIM_EV_RESTART, port, "empty");
+    atomic_store(&n->ctl->node_port[node], port);
+    if (sim_observer_wait(n->ctl, node, port, RESUBSCRIBE_MS) != 0)
+        return sim_error(errstr, len, "the observer did not subscribe to node %d, "
+                         "restarted on port %d, within %d ms", node, port, RESUBSCRIBE_MS);
+    return 0;
+}
+
 void sim_nemesis_close(sim_nemesis *n)
 {
     redisFree(n->replica);

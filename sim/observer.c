@@ -84,7 +84,7 @@ static void handle(sim_history *h, sim_control *ctl, redisReply *r,
         r->element[2]->type != REDIS_REPLY_STRING)
         return;
     if (strcmp(r->element[1]->str, key_channel) == 0)
-        sim_history_add(h, SIM_NO_CLIENT, 0, SIM_EV_KEY, port, r->element[2]->str);
+        sim_history_add_node(h, node, SIM_EV_KEY, port, r->element[2]->str);
     else
         acknowledge(ctl, node, r->element[2]->str);
 }

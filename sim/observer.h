@@ -3,7 +3,7 @@
  * A process of its own, subscribed on every node of the lock to the
  * keyspace events of the lock key (__keyspace@0__:<key>), that appends
  * each event (set, expire, del, expired, hincrby, ...) to the history,
- * stamped when it arrives, with the port it came from. When the control
+ * stamped when it arrives, with its node and the port it came from. When the control
  * block moves a node (a failover, a restart), it subscribes there and
  * says so in that node's observer_port; a node that is down is tried
  * again until it is back.

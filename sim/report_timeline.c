@@ -1,6 +1,7 @@
 /* report_timeline: a run drawn in 72 columns, one lane per client, one
- * for the lock key and one marking every episode of the verdict, with a
- * legend right under it that explains its few symbols. */
+ * for the lock key (one per node, for a lock of several) and one marking
+ * every episode of the verdict, with a legend right under it that
+ * explains its few symbols. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +45,12 @@ typedef struct timeline {
     char (*lane)[COLS + 1];
     lane_state *st;
     int64_t *since;   /* when each lane last changed */
-    char key[COLS + 1];
+    int nodes;        /* key lanes: one per node of the lock */
+    char (*key)[COLS + 1];
     char marks[COLS + 1];
     int failover;     /* a replica was promoted: the legend says '|' */
+    int restart;      /* a node restarted empty: the legend says '|' */
+    int down;         /* a node was down: the legend says so */
     int past_z;       /* a key of a client past Z: the legend says '+' */
 } timeline;
 
@@ -168,28 +172,62 @@ static char key_symbol(timeline *tl, const sim_key_span *k, int ttl)
     return (char)((ttl ? 'A' : 'a') + k->owner);
 }
 
-/* Each key from its creation to its end; a later key overwrites an
- * earlier one in a shared column (the column's last word). */
+/* Blank while a node is down: from its death to its restart. */
+static void draw_down(timeline *tl, const sim_event *ev, size_t n)
+{
+    int64_t since[SIM_HISTORY_NODES_MAX];
+
+    for (int k = 0; k < tl->nodes; k++)
+        since[k] = -1;
+    for (size_t i = 0; i <= n; i++) {
+        int k = i < n ? ev[i].node : 0;
+
+        if (i < n && (k >= tl->nodes || (ev[i].type != SIM_EV_NODE_DOWN &&
+                                          ev[i].type != SIM_EV_RESTART)))
+            continue;
+        for (int j = 0; j < tl->nodes; j++) {
+            if ((i < n && j != k) || since[j] < 0)
+                continue;
+            for (int c = col(tl, since[j]); c <= col(tl, i < n ? ev[i].t_ns : tl->end); c++)
+                tl->key[j][c] = ' ';
+            since[j] = -1;
+        }
+        if (i < n && ev[i].type == SIM_EV_NODE_DOWN) {
+            since[k] = ev[i].t_ns;
+            tl->down = 1;
+        }
+    }
+}
+
+/* Each key from its creation to its end, in its node's lane; a later key
+ * overwrites an earlier one in a shared column (the column's last word). */
 static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
                      size_t n)
 {
-    memset(tl->key, ' ', COLS);
-    memset(tl->key, '-', (size_t)col(tl, tl->end) + 1);
+    for (int k = 0; k < tl->nodes; k++) {
+        memset(tl->key[k], ' ', COLS);
+        memset(tl->key[k], '-', (size_t)col(tl, tl->end) + 1);
+    }
     for (size_t k = 0; k < v->n_keys; k++) {
         const sim_key_span *s = &v->keys[k];
         int64_t to = s->to_ns < tl->end ? s->to_ns : tl->end;
 
-        for (int c = col(tl, s->from_ns); c <= col(tl, to); c++)
-            tl->key[c] = key_symbol(tl, s, tl->t0 + (int64_t)(c + 1) *
-                                    tl->per_col > s->ttl_ns);
+        for (int c = col(tl, s->from_ns); s->node < tl->nodes && c <= col(tl, to); c++)
+            tl->key[s->node][c] = key_symbol(tl, s, tl->t0 + (int64_t)(c + 1) *
+                                             tl->per_col > s->ttl_ns);
     }
-    /* The moment the old primary's keys were lost, drawn over the key. */
-    for (size_t i = 0; i < n; i++)
-        if (ev[i].type == SIM_EV_FAILOVER &&
-            strncmp(ev[i].detail, "promote", 7) == 0) {
-            tl->key[col(tl, ev[i].t_ns)] = '|';
-            tl->failover = 1;
-        }
+    draw_down(tl, ev, n);
+    /* The moment a node's server lost its keys, drawn over its lane. */
+    for (size_t i = 0; i < n; i++) {
+        int failover = ev[i].type == SIM_EV_FAILOVER &&
+                       strncmp(ev[i].detail, "promote", 7) == 0;
+
+        if ((!failover && ev[i].type != SIM_EV_RESTART) || ev[i].node >= tl->nodes)
+            continue;
+        tl->key[ev[i].node][col(tl, ev[i].t_ns)] = '|';
+        tl->failover |= failover;
+        tl->restart |= !failover;
+    }
 }
 
 /* ! every moment two or more held the lock, * each foreign delete, D each
@@ -246,12 +284,17 @@ static void draw_legend(FILE *out, const timeline *tl, int marks)
     put_lane(out, "legend", ". waiting  = holding  # critical section  "
              "r releasing");
     put_lane(out, "", "P paused   X crashed  (blank) idle");
-    put_lane(out, "", "lock key: B = B's key with a TTL, b = without TTL, "
+    put_lane(out, "", tl->nodes > 1 ? "node N: B = B's key with a TTL, b = without "
+             "TTL, - none" : "lock key: B = B's key with a TTL, b = without TTL, "
              "- none");
     if (tl->past_z)
         put_lane(out, "", "          + the key of a client past Z");
     if (tl->failover)
         put_lane(out, "", "          | failover: the replica became primary");
+    if (tl->restart)
+        put_lane(out, "", "          | restart: the node came back empty");
+    if (tl->down)
+        put_lane(out, "", "          (blank) the node is down");
     if (marks)
         put_lane(out, "", "anomaly: ! two holders  * another's lock deleted  "
                  "D deadlock");
@@ -263,7 +306,7 @@ static void draw_legend(FILE *out, const timeline *tl, int marks)
 }
 
 static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
-                         int64_t t0, int clients)
+                         int64_t t0, int clients, int nodes)
 {
     int64_t end = n > 0 ? ev[n - 1].t_ns : t0;
 
@@ -271,6 +314,9 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->t0 = t0;
     tl->end = end;
     tl->per_col = column_ns(end > t0 ? end - t0 : 1);
+    tl->nodes = nodes > 1 && nodes <= SIM_HISTORY_NODES_MAX ? nodes : 1;
+    if ((tl->key = malloc((size_t)tl->nodes * sizeof(*tl->key))) == NULL)
+        return -1;
     for (size_t i = 0; i < n; i++)
         if (ev[i].client >= clients)
             clients = ev[i].client + 1;
@@ -303,8 +349,14 @@ static void print_timeline(FILE *out, timeline *tl, const sim_event *ev,
         tl->lane[c][COLS] = '\0';
         put_lane(out, label, tl->lane[c]);
     }
-    tl->key[COLS] = tl->marks[COLS] = '\0';
-    put_lane(out, "lock key", tl->key);
+    tl->marks[COLS] = '\0';
+    for (int k = 0; k < tl->nodes; k++) {
+        char label[LABEL + 16];
+
+        snprintf(label, sizeof(label), "node %d", k);
+        tl->key[k][COLS] = '\0';
+        put_lane(out, tl->nodes > 1 ? label : "lock key", tl->key[k]);
+    }
     if (marks)
         put_lane(out, "anomaly", tl->marks);
     draw_legend(out, tl, marks);
@@ -319,10 +371,11 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
     /* Without a verdict, the key lane still needs to know each owner. */
     if (v == NULL)
         sim_check(ev, n, &own);
-    if (init_timeline(&tl, ev, n, t0_ns, clients) != 0)
+    if (init_timeline(&tl, ev, n, t0_ns, clients, (v != NULL ? v : &own)->nodes) != 0)
         fprintf(out, "  (no timeline: out of memory)\n");
     else
         print_timeline(out, &tl, ev, n, v != NULL ? v : &own, v != NULL);
+    free(tl.key);
     free(tl.lane);
     free(tl.st);
     free(tl.since);

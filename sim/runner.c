@@ -184,9 +184,22 @@ static int start_sentinel(runner *r, char *errstr, size_t len)
     return 0;
 }
 
+/* The nodes the restart scenario keeps down until it strikes: as many as
+ * it asks, and never so many that the rest are no majority (a lock of one
+ * node has none to spare). */
+static int nodes_down(const runner *r)
+{
+    int spare = r->cl.nodes - (r->cl.nodes / 2 + 1);
+
+    if (r->s->fault.kind != SIM_FAULT_RESTART)
+        return 0;
+    return r->s->fault.down < spare ? r->s->fault.down : spare;
+}
+
 static int setup(runner *r, char *errstr, size_t len)
 {
     unsigned flags = SIM_CLUSTER_RESOURCE;
+    int i;
 
     if (r->s->fault.kind == SIM_FAULT_FAILOVER)
         flags |= SIM_CLUSTER_REPLICA;
@@ -207,6 +220,8 @@ static int setup(runner *r, char *errstr, size_t len)
         ((r->cfg->sentinel && start_sentinel(r, errstr, len) != 0) ||
          sim_nemesis_hold_replica(&r->nem, errstr, len) != 0))
         return -1;
+    for (i = r->cl.nodes - nodes_down(r); i < r->cl.nodes; i++)
+        sim_nemesis_down(&r->nem, i);
     return spawn_clients(r, errstr, len);
 }
 
@@ -269,6 +284,20 @@ static void signal_clients(runner *r, int64_t now)
     }
 }
 
+/* Node 0 restarts empty; the nodes that were down come back, empty too. */
+static int restart(runner *r, char *errstr, size_t len)
+{
+    int i;
+
+    if (sim_nemesis_restart(&r->nem, 0, errstr, len) != 0)
+        return -1;
+    for (i = r->cl.nodes - nodes_down(r); i < r->cl.nodes; i++) {
+        if (sim_nemesis_restart(&r->nem, i, errstr, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int strike(runner *r, int64_t now, char *errstr, size_t len)
 {
     const sim_fault *f = &r->s->fault;
@@ -281,8 +310,10 @@ static int strike(runner *r, int64_t now, char *errstr, size_t len)
     if (f->kind == SIM_FAULT_FAILOVER &&
         sim_nemesis_failover(&r->nem, errstr, len) != 0)
         return -1;
-    if (f->kind != SIM_FAULT_FAILOVER && target >= 0 && target < r->n &&
-        r->fleet.pid[target] != 0) {
+    if (f->kind == SIM_FAULT_RESTART && restart(r, errstr, len) != 0)
+        return -1;
+    if ((f->kind == SIM_FAULT_PAUSE || f->kind == SIM_FAULT_CRASH) &&
+        target >= 0 && target < r->n && r->fleet.pid[target] != 0) {
         if (f->kind == SIM_FAULT_PAUSE)
             sim_nemesis_pause(&r->nem, target, leases(r, f->len));
         else
@@ -350,6 +381,7 @@ static void describe(const runner *r, sim_run *run)
     run->info.lease_ms = r->cfg->lease_ms;
     run->info.seed = r->cfg->seed;
     run->info.clients = r->n;
+    run->info.nodes = r->cl.nodes;
 }
 
 static int finish(runner *r, sim_run *run, char *errstr, size_t len)
@@ -378,17 +410,10 @@ static void teardown(runner *r)
     sim_cluster_stop(&r->cl);
 }
 
-/* The cluster starts a stage's masters, but the history has one lock
- * key: a stage of several masters waits until it tells them apart. */
-int sim_runner_playable(int stage, char *errstr, size_t len)
+static int playable(int stage, char *errstr, size_t len)
 {
-    const sim_stage *st = sim_stage_get(stage);
-
-    if (st == NULL)
+    if (sim_stage_get(stage) == NULL)
         return sim_error(errstr, len, "stage %d is not a line of sim/stages.def", stage);
-    if (st->masters != 1)
-        return sim_error(errstr, len, "%s talks to %d independent masters, and the history "
-                         "does not tell their keys apart yet", st->dir, st->masters);
     return 0;
 }
 
@@ -401,7 +426,7 @@ int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
 
     memset(&r, 0, sizeof(r));
     memset(run, 0, sizeof(*run));
-    if (sim_runner_playable(cfg->stage, errstr, len) != 0)
+    if (playable(cfg->stage, errstr, len) != 0)
         return -1;
     r.s = s;
     r.cfg = cfg;

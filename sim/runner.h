@@ -53,10 +53,6 @@ int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
 
 void sim_runner_free(sim_run *run);
 
-/* 0 when the runner can play the stage, or -1 with errstr saying why not
- * (not a stage; more independent masters than the cluster starts). */
-int sim_runner_playable(int stage, char *errstr, size_t len);
-
 /* One cell of a matrix: a scenario against a stage. */
 typedef struct sim_cell {
     const sim_scenario *s;

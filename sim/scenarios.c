@@ -89,16 +89,18 @@ static const sim_scenario table[] = {
       { .kind = SIM_FAULT_NONE },
       { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", NULL, "-" } },
 
-    /* The replica holds back its stream; A takes the lock on the primary;
-     * at 0.1 L the primary dies and the replica is promoted without the
-     * lock. B takes it there and holds 3 L. A works until 0.5 L after B
-     * got in (however long the promotion took: a sentinel needs about a
-     * second), then its release (an I/O error, then a retry) reaches the
-     * new primary while B's key is alive. */
+    /* The replica holds back its stream; A takes the lock on the primary
+     * (node 0); at 0.1 L the primary dies and the replica is promoted
+     * without the lock. B takes it there and holds 3 L. A works until
+     * 0.5 L after B got in (however long the promotion took: a sentinel
+     * needs about a second), then its release (an I/O error, then a retry)
+     * reaches the new primary while B's key is alive. A's lease (6 L)
+     * outlasts B's whole wait (3 L): where B never gets in (a majority of
+     * nodes), A leaves 0.5 L after B gave up, its lease still running. */
     { "failover", "the primary dies before the lock reached its replica", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 6, .start = AT_START,
           .until = AFTER('B', IN_CS, 0.5) },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER_FAULT(0) } },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
       { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", NULL, "-" } },
 
@@ -108,6 +110,21 @@ static const sim_scenario table[] = {
       { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .start = AT_START } },
       { .kind = SIM_FAULT_NONE },
       { "DL", "DL", "DL", "DL", "DL", "-", NULL, "DL" } },
+
+    /* Of several nodes, the last two are down while A takes the lock: A
+     * holds a bare majority (nodes 0, 1, 2). At 0.1 L node 0 restarts
+     * empty, and the two come back, empty too. B asks: nodes 0, 3 and 4
+     * say OK, a majority that A's 1 and 2 cannot stop. Of one node, the
+     * primary restarts empty and B takes the lock there. Then as in the
+     * failover: A works until 0.5 L after B got in, and releases into B's
+     * lock, its own lease (6 L) still running. */
+    { "restart", "a node restarts without persistence and forgets the lock", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 6, .start = AT_START,
+          .until = AFTER('B', IN_CS, 0.5) },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .start = AFTER_FAULT(0) } },
+      { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
+        .down = 2 },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", NULL, "ME LU" } },
 };
 
 #define SCENARIOS (sizeof(table) / sizeof(table[0]))

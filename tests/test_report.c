@@ -130,7 +130,7 @@ START_TEST(test_report_run_and_timeline)
 {
     sim_run_info run = { "v3-set-nx-px", "slow-holder",
                          "the holder's critical section outlives its lease",
-                         "", 300, 7, 3 };
+                         "", 300, 7, 3, 1 };
     FILE *out;
 
     late_delete_story();
@@ -214,7 +214,7 @@ END_TEST
 START_TEST(test_report_fault_not_reachable)
 {
     sim_run_info run = { "v3-set-nx-px", "crash-mid-acquire", "",
-                         "acquire.after_setnx", 300, 1, 2 };
+                         "acquire.after_setnx", 300, 1, 2, 1 };
     FILE *out;
 
     begin();
