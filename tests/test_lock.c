@@ -1274,6 +1274,24 @@ static void view_init(view *v, long timeout_ms)
     v->timeout_ms = timeout_ms;
 }
 
+static void view_done(view *v, dlock *l)
+{
+    dlock_free(l);
+    close(v->fd);
+}
+
+/* acquire returned ERR saying why (word is in its reason), and left no
+ * key on any node: a try that failed gives back what it took. */
+static void assert_refused(dlock *l, int rc, const char *key, const char *word,
+                           const char *why)
+{
+    ck_assert_msg(rc == DLOCK_ERR && strstr(dlock_errstr(l), word) != NULL, "expected ERR %s, "
+                  "got %s (%s)", why, harness_result(rc), dlock_errstr(l));
+    printf("  acquire: \"%s\"\n", dlock_errstr(l));
+    ck_assert_msg(nodes_with(key) == 0, "the refused acquire left the key '%s' on %d nodes; "
+                  "expected it deleted again wherever it was set", key, nodes_with(key));
+}
+
 /* SIGSTOP or SIGCONT to node i's redis-server: a stalled node, alive but
  * silent, its socket still accepting what we send. */
 static void signal_node(int i, int sig)
@@ -1300,8 +1318,7 @@ START_TEST(test_lock_quorum_two_down)
     release_ok(l, "A");
     ck_assert_msg(nodes_with("q-two") == 0, "the key is left on %d nodes after the release",
                   nodes_with("q-two"));
-    dlock_free(l);
-    close(v.fd);
+    view_done(&v, l);
 }
 END_TEST
 
@@ -1316,14 +1333,8 @@ START_TEST(test_lock_quorum_three_down)
     v.down[2] = v.down[3] = v.down[4] = 1;
     l = view_lock(&v, "q-three", LEASE_MS, 1000);
     rc = dlock_acquire(l);
-    ck_assert_msg(rc == DLOCK_ERR && strstr(dlock_errstr(l), "majority") != NULL, "expected ERR "
-                  "naming the majority with 3 of 5 nodes down, got %s (%s)", harness_result(rc),
-                  dlock_errstr(l));
-    printf("  acquire: \"%s\"\n", dlock_errstr(l));
-    ck_assert_msg(nodes_with("q-three") == 0, "a failed acquire left the key on %d nodes; "
-                  "expected it deleted again on nodes 0 and 1", nodes_with("q-three"));
-    dlock_free(l);
-    close(v.fd);
+    assert_refused(l, rc, "q-three", "majority", "naming the majority with 3 of 5 nodes down");
+    view_done(&v, l);
 }
 END_TEST
 
@@ -1361,14 +1372,8 @@ START_TEST(test_lock_validity_spent)
     ck_assert_msg(pthread_create(&t, NULL, wake_node, &w) == 0, "cannot start a thread");
     rc = dlock_acquire(l);
     pthread_join(t, NULL);
-    ck_assert_msg(rc == DLOCK_ERR && strstr(dlock_errstr(l), "lease") != NULL, "expected ERR "
-                  "saying the majority came after the lease, got %s (%s)", harness_result(rc),
-                  dlock_errstr(l));
-    printf("  acquire: \"%s\"\n", dlock_errstr(l));
-    ck_assert_msg(nodes_with("q-late") == 0, "the late majority's keys are left on %d nodes; "
-                  "expected acquire to delete them again", nodes_with("q-late"));
-    dlock_free(l);
-    close(v.fd);
+    assert_refused(l, rc, "q-late", "lease", "saying the majority came after the lease");
+    view_done(&v, l);
 }
 END_TEST
 
@@ -1406,8 +1411,7 @@ START_TEST(test_lock_release_every_node)
     release_ok(l, "A");
     ck_assert_msg(nodes_with("q-every") == 0, "the release left the key on %d nodes; expected "
                   "it deleted on all 5, node 4 too", nodes_with("q-every"));
-    dlock_free(l);
-    close(v.fd);
+    view_done(&v, l);
 }
 END_TEST
 
@@ -1433,8 +1437,7 @@ START_TEST(test_lock_node_timeout)
                   "100 ms node timeout, well below the 10 s command timeout", (long long)took);
     printf("  acquire returned OK after %lld ms\n", (long long)took);
     release_ok(l, "A");
-    dlock_free(l);
-    close(v.fd);
+    view_done(&v, l);
 }
 END_TEST
 

@@ -90,12 +90,11 @@ START_TEST(test_nodes_split_vote)
 }
 END_TEST
 
-/* A holds a bare majority (3 and 4 down); node 0 restarts empty, 3 and 4
- * come back, and B wins 0, 3 and 4: two holders, no foreign delete. */
-START_TEST(test_nodes_restart_loses_a_vote)
+/* A takes a bare majority (3 and 4 down); node 0 restarts empty, 3 and 4
+ * come back, and B wins 0, 3 and 4. */
+static void restart_story(void)
 {
     const int a[NODES] = { 1, 1, 1, 0, 0 }, b[NODES] = { 1, 0, 0, 1, 1 };
-    const int a_left[NODES] = { 0, 1, 1, 0, 0 };
 
     begin();
     node_down(0, 3);
@@ -105,6 +104,14 @@ START_TEST(test_nodes_restart_loses_a_vote)
     node_restarts(45, 3);
     node_restarts(50, 4);
     takes_nodes(60, B, b);
+}
+
+/* The restart: two holders, no foreign delete. */
+START_TEST(test_nodes_restart_loses_a_vote)
+{
+    const int b[NODES] = { 1, 0, 0, 1, 1 }, a_left[NODES] = { 0, 1, 1, 0, 0 };
+
+    restart_story();
     releases_nodes(200, A, a_left);  /* A deletes its keys on 1 and 2: not a majority */
     releases_nodes(400, B, b);
     assert_verdict(SIM_ANOM_ME, "B won node 0, restarted empty, and the two A never had");
@@ -172,20 +179,12 @@ static int said(const char *text, const char *want)
 /* The run's story in words and five lanes, one per node. */
 START_TEST(test_nodes_report)
 {
-    const int a[NODES] = { 1, 1, 1, 0, 0 }, b[NODES] = { 1, 0, 0, 1, 1 };
     sim_run_info run = { "v8-redlock", "restart", "", "", 300, 1, 2, NODES };
     char *text = NULL;
     size_t len = 0;
     FILE *out;
 
-    begin();
-    node_down(0, 3);
-    node_down(0, 4);
-    takes_nodes(10, A, a);
-    node_restarts(40, 0);
-    node_restarts(45, 3);
-    node_restarts(50, 4);
-    takes_nodes(60, B, b);
+    restart_story();
     unlocks(200, A);
     not_owner(202, A);
     check();

@@ -48,7 +48,7 @@ typedef struct dlock_config {
     int nodes;                 /* independent Redis masters: 1; more only in a
                                 * stage that takes a majority of them (v8),
                                 * the others refuse a config of several */
-    long node_timeout_ms;      /* several nodes: how long acquire waits for a
+    long node_timeout_ms;      /* several nodes: how long a call waits for a
                                 * node's reply before it counts that node as
                                 * failed; far below the lease */
     dlock_connect_fn *connect; /* NULL: the default provider, host:port below */
