@@ -1,0 +1,287 @@
+/* report_story: a run told in time order, one line each: every episode
+ * of the verdict, and every release result that matters. The terminal
+ * and a page tell the same story from here.
+ *
+ * A release result matters when it says more than "done": NOT_OWNER
+ * means the lock was lost before the release came (the stage refused to
+ * delete another's key), an error means nobody knows whether it deleted
+ * anything. What the release found in Redis comes from the verdict's
+ * keys; a client that slept through its lease is told waking up. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+#define PART (SIM_REPORT_SENTENCE / 2) /* a clause of a sentence */
+#define RELEASE 3                      /* the kinds' slot for releases */
+
+/* A slot per kind of line: ME, MD, DL and release results. */
+static int slot(unsigned kind)
+{
+    return kind == SIM_ANOM_ME ? 0 : kind == SIM_ANOM_MD ? 1
+           : kind == SIM_ANOM_DL ? 2 : RELEASE;
+}
+
+static int worth_telling(const sim_event *e)
+{
+    return e->type == SIM_EV_RELEASE_NOT_OWNER ||
+           e->type == SIM_EV_RELEASE_ERROR;
+}
+
+/* ---- what the release found ------------------------------------------------- */
+
+/* The key in Redis at t (the last one made by then that had not ended),
+ * or NULL. */
+static const sim_key_span *key_at(const sim_verdict *v, int64_t t)
+{
+    const sim_key_span *found = NULL;
+
+    for (size_t k = 0; k < v->n_keys && v->keys[k].from_ns <= t; k++)
+        if (v->keys[k].to_ns > t)
+            found = &v->keys[k];
+    return found;
+}
+
+/* The latest key client c made before t, or NULL. */
+static const sim_key_span *own_key(const sim_verdict *v, int c, int64_t t)
+{
+    const sim_key_span *found = NULL;
+
+    for (size_t k = 0; k < v->n_keys && v->keys[k].from_ns <= t; k++)
+        if (v->keys[k].owner == c)
+            found = &v->keys[k];
+    return found;
+}
+
+/* How a key ended, from the event stamped when it did: "expired", ... */
+static const char *ended(const sim_event *ev, size_t n, int64_t at)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {            /* the first event at or after at */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (ev[mid].t_ns < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < n && ev[lo].t_ns == at; lo++) {
+        if (ev[lo].type == SIM_EV_FAILOVER)
+            return "was lost in the failover";
+        if (ev[lo].type == SIM_EV_KEY && strcmp(ev[lo].detail, "expired") == 0)
+            return "had expired";
+        if (ev[lo].type == SIM_EV_KEY && strcmp(ev[lo].detail, "del") == 0)
+            return "had been deleted";
+    }
+    return "had ended";
+}
+
+/* "the lock was B's since 823 ms", or what happened to w's own key. */
+static void found(char *buf, size_t len, const sim_verdict *v,
+                  const sim_event *ev, size_t n, const sim_event *inv,
+                  int64_t t0)
+{
+    const sim_key_span *k = key_at(v, inv->t_ns);
+    char o[SIM_REPORT_NAME], w[SIM_REPORT_NAME];
+
+    sim_report_who(w, sizeof(w), inv->client, 0);
+    if (k != NULL && k->owner >= 0) {
+        sim_report_put(buf, len, "the lock was %s's since %ld ms",
+                       sim_report_who(o, sizeof(o), k->owner, 0),
+                       sim_report_ms(k->from_ns, t0));
+    } else if (k != NULL) {
+        sim_report_put(buf, len, "the lock was held by a client that "
+                       "cannot be named since %ld ms",
+                       sim_report_ms(k->from_ns, t0));
+    } else if ((k = own_key(v, inv->client, inv->t_ns)) != NULL) {
+        sim_report_put(buf, len, "there was no key: %s's own %s at %ld ms",
+                       w, ended(ev, n, k->to_ns), sim_report_ms(k->to_ns, t0));
+    } else {
+        sim_report_put(buf, len, "there was no key");
+    }
+}
+
+/* ---- where the client was when it woke ----------------------------------------- */
+
+/* Walking back from a release's outcome to the acquire that opened its
+ * hold: where the thread stood at each event. */
+enum { IN_RELEASE, HOLDING_AFTER, IN_CS, HOLDING_BEFORE };
+
+static const char *const stood[] = {
+    [IN_RELEASE] = "in the middle of its release",
+    [HOLDING_AFTER] = "still holding the lock",
+    [IN_CS] = "still inside its critical section",
+    [HOLDING_BEFORE] = "still holding the lock",
+};
+
+/* The latest pause of the releasing client that ended inside the hold
+ * its release (outcome at event i) ends: "woke at 971 ms from a pause
+ * that began at 71 ms, still inside its critical section", or "". */
+static void woke(char *buf, size_t len, const sim_event *ev, size_t i,
+                 int64_t t0)
+{
+    const sim_event *r = &ev[i];
+    size_t wake = SIZE_MAX;
+    int where = IN_RELEASE, woke_where = IN_RELEASE;
+
+    buf[0] = '\0';
+    for (size_t j = i; j-- > 0;) {
+        const sim_event *e = &ev[j];
+
+        if (e->client != r->client)
+            continue;
+        if (e->type == SIM_EV_PAUSE_END && wake == SIZE_MAX) {
+            wake = j;
+            woke_where = where;
+        }
+        if (e->type == SIM_EV_PAUSE_BEGIN && wake != SIZE_MAX) {
+            sim_report_put(buf, len, "woke at %ld ms from a pause that "
+                           "began at %ld ms, %s; ",
+                           sim_report_ms(ev[wake].t_ns, t0),
+                           sim_report_ms(e->t_ns, t0), stood[woke_where]);
+            return;
+        }
+        if (e->thread != r->thread)
+            continue;
+        if (e->type == SIM_EV_ACQUIRE_OK || e->type == SIM_EV_RELEASE_OK ||
+            e->type == SIM_EV_RELEASE_NOT_OWNER)
+            return;                /* the hold's start, or an earlier one */
+        where = e->type == SIM_EV_RELEASE_INVOKE ? HOLDING_AFTER
+                : e->type == SIM_EV_CS_EXIT ? IN_CS
+                : e->type == SIM_EV_CS_ENTER ? HOLDING_BEFORE : where;
+    }
+}
+
+/* ---- the release sentence ------------------------------------------------------ */
+
+/* The release invoke that event i answers, or NULL. */
+static const sim_event *invoke_of(const sim_event *ev, size_t i)
+{
+    for (size_t j = i; j-- > 0;)
+        if (ev[j].client == ev[i].client && ev[j].thread == ev[i].thread &&
+            ev[j].type == SIM_EV_RELEASE_INVOKE)
+            return &ev[j];
+    return NULL;
+}
+
+/* "; it tried again at 293 ms" when the thread's next step after the
+ * failed release at event i is another release; else "". */
+static void retried(char *buf, size_t len, const sim_event *ev, size_t n,
+                    size_t i, int64_t t0)
+{
+    buf[0] = '\0';
+    for (size_t j = i + 1; j < n; j++) {
+        if (ev[j].client != ev[i].client || ev[j].thread != ev[i].thread)
+            continue;
+        if (ev[j].type == SIM_EV_RELEASE_INVOKE)
+            sim_report_put(buf, len, "; it tried again at %ld ms",
+                           sim_report_ms(ev[j].t_ns, t0));
+        return;
+    }
+}
+
+/* "client A woke at 971 ms ...; its release at 972 ms returned NOT_OWNER
+ * and deleted nothing: the lock was B's since 823 ms". */
+static void release_say(char *buf, size_t len, const sim_verdict *v,
+                        const sim_event *ev, size_t n, size_t i, int64_t t0)
+{
+    const sim_event *r = &ev[i], *inv = invoke_of(ev, i);
+    char w[SIM_REPORT_NAME], pause[PART], who[PART], what[PART] = "";
+
+    sim_report_who(w, sizeof(w), r->client, r->thread);
+    woke(pause, sizeof(pause), ev, i, t0);
+    if (pause[0] != '\0')
+        sim_report_put(who, sizeof(who), "client %s %sits", w, pause);
+    else
+        sim_report_put(who, sizeof(who), "client %s's", w);
+    if (r->type == SIM_EV_RELEASE_ERROR) {
+        retried(what, sizeof(what), ev, n, i, t0);
+        sim_report_put(buf, len, "%s release ended in an error at %ld ms "
+                       "(%s): whether it deleted the key is unknown%s", who,
+                       sim_report_ms(r->t_ns, t0),
+                       r->detail[0] ? r->detail : "no reason recorded", what);
+        return;
+    }
+    if (inv != NULL)
+        found(what, sizeof(what), v, ev, n, inv, t0);
+    sim_report_put(buf, len, "%s release at %ld ms returned NOT_OWNER and "
+                   "deleted nothing%s%s", who, sim_report_ms(r->t_ns, t0),
+                   what[0] ? ": " : "", what);
+}
+
+/* ---- the story ---------------------------------------------------------------- */
+
+static void tell_episode(const sim_episode *e, const sim_event *ev,
+                         int64_t t0, sim_report_line *line)
+{
+    line->kind = e->kind;
+    line->more = 0;
+    line->at_ns = e->at_ns;
+    /* The DL sentence ends with its own word "deadlock". */
+    line->heading = e->kind == SIM_ANOM_DL ? "" : sim_report_heading(e->kind);
+    sim_report_say(line->text, sizeof(line->text), e, ev, t0);
+}
+
+/* One "and N more ... like these" line for each kind that had more. */
+static size_t tell_more(const size_t seen[4], size_t cap, const int64_t last[4],
+                        sim_report_line_fn *fn, void *arg)
+{
+    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL, 0 };
+    sim_report_line line;
+    size_t told = 0;
+
+    for (int k = 0; k < 4; k++) {
+        if (seen[k] <= cap)
+            continue;
+        line.kind = kinds[k];
+        line.more = seen[k] - cap;
+        line.at_ns = last[k];
+        line.heading = k == RELEASE ? "release" : sim_report_heading(kinds[k]);
+        sim_report_put(line.text, sizeof(line.text), "and %zu more %s like "
+                       "these", line.more, k == RELEASE ? "release results"
+                       : sim_report_plural(kinds[k]));
+        fn(&line, arg);
+        told++;
+    }
+    return told;
+}
+
+size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
+                        int64_t t0_ns, size_t cap, sim_report_line_fn *fn,
+                        void *arg)
+{
+    size_t seen[4] = { 0, 0, 0, 0 }, told = 0, e = 0, i = 0;
+    int64_t last[4] = { 0, 0, 0, 0 };
+    sim_report_line line;
+
+    if (ev == NULL)
+        n = 0;
+    while (e < v->n_episodes || i < n) {
+        /* An episode goes first among lines of one instant. */
+        int episode = i >= n || (e < v->n_episodes &&
+                                 v->episodes[e].at_ns <= ev[i].t_ns);
+        int k;
+
+        if (!episode && !worth_telling(&ev[i])) {
+            i++;
+            continue;
+        }
+        k = episode ? slot(v->episodes[e].kind) : RELEASE;
+        last[k] = episode ? v->episodes[e].at_ns : ev[i].t_ns;
+        if (seen[k]++ < cap) {
+            if (episode) {
+                tell_episode(&v->episodes[e], ev, t0_ns, &line);
+            } else {
+                line = (sim_report_line){ 0, 0, ev[i].t_ns, "release", "" };
+                release_say(line.text, sizeof(line.text), v, ev, n, i, t0_ns);
+            }
+            fn(&line, arg);
+            told++;
+        }
+        e += episode;
+        i += !episode;
+    }
+    return told + tell_more(seen, cap, last, fn, arg);
+}
