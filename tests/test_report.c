@@ -305,15 +305,26 @@ START_TEST(test_report_matrix)
 }
 END_TEST
 
-/* Eight clients, each taking the key the one before let expire, none
- * leaving: seven overlaps, five told, then the count. */
-START_TEST(test_report_caps_each_kind)
+/* n clients, each taking the key the one before let expire; with
+ * releases, each releases after its own key expired (NOT_OWNER). */
+static void expiring_crowd(int n, int releases)
 {
     begin();
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < n; i++) {
         takes(i * 400, i, 1);
         key(i * 400 + 300, "expired");
+        if (releases) {
+            unlocks(i * 400 + 350, i);
+            not_owner(i * 400 + 351, i);
+        }
     }
+}
+
+/* Eight clients, none leaving: seven overlaps, five told, then the
+ * count. */
+START_TEST(test_report_caps_each_kind)
+{
+    expiring_crowd(8, 0);
     tell_verdict();
     ck_assert_msg(sim_verdict_count(&v, SIM_ANOM_ME) == 7, "the checker "
                   "kept %zu overlaps; expected 7",
@@ -445,13 +456,7 @@ END_TEST
 
 START_TEST(test_report_caps_release_results)
 {
-    begin();
-    for (int i = 0; i < 7; i++) {
-        takes(i * 400, i, 1);
-        key(i * 400 + 300, "expired");
-        unlocks(i * 400 + 350, i);
-        not_owner(i * 400 + 351, i);
-    }
+    expiring_crowd(7, 1);
     tell_verdict();
     assert_said("client E's release at 1951 ms returned NOT_OWNER");
     ck_assert_msg(strstr(printed, "client F's release") == NULL, "the sixth "
