@@ -31,26 +31,23 @@ static int worth_telling(const sim_event *e)
 
 /* ---- what the release found ------------------------------------------------- */
 
-/* The key in Redis at t (the last one made by then that had not ended),
- * or NULL. */
-static const sim_key_span *key_at(const sim_verdict *v, int64_t t)
+/* The latest key made by t, of client c (or of anyone: c SIM_NO_CLIENT)
+ * and, when alive, not ended by then; NULL when none. Every key is
+ * looked at: their order is the checker's, not always by time. */
+static const sim_key_span *latest_key(const sim_verdict *v, int c, int alive,
+                                      int64_t t)
 {
     const sim_key_span *found = NULL;
 
-    for (size_t k = 0; k < v->n_keys && v->keys[k].from_ns <= t; k++)
-        if (v->keys[k].to_ns > t)
-            found = &v->keys[k];
-    return found;
-}
+    for (size_t k = 0; k < v->n_keys; k++) {
+        const sim_key_span *s = &v->keys[k];
 
-/* The latest key client c made before t, or NULL. */
-static const sim_key_span *own_key(const sim_verdict *v, int c, int64_t t)
-{
-    const sim_key_span *found = NULL;
-
-    for (size_t k = 0; k < v->n_keys && v->keys[k].from_ns <= t; k++)
-        if (v->keys[k].owner == c)
-            found = &v->keys[k];
+        if (s->from_ns > t || (alive && s->to_ns <= t) ||
+            (c != SIM_NO_CLIENT && s->owner != c))
+            continue;
+        if (found == NULL || s->from_ns > found->from_ns)
+            found = s;
+    }
     return found;
 }
 
@@ -83,7 +80,7 @@ static void found(char *buf, size_t len, const sim_verdict *v,
                   const sim_event *ev, size_t n, const sim_event *inv,
                   int64_t t0)
 {
-    const sim_key_span *k = key_at(v, inv->t_ns);
+    const sim_key_span *k = latest_key(v, SIM_NO_CLIENT, 1, inv->t_ns);
     char o[SIM_REPORT_NAME], w[SIM_REPORT_NAME];
 
     sim_report_who(w, sizeof(w), inv->client, 0);
@@ -95,7 +92,7 @@ static void found(char *buf, size_t len, const sim_verdict *v,
         sim_report_put(buf, len, "the lock was held by a client that "
                        "cannot be named since %ld ms",
                        sim_report_ms(k->from_ns, t0));
-    } else if ((k = own_key(v, inv->client, inv->t_ns)) != NULL) {
+    } else if ((k = latest_key(v, inv->client, 0, inv->t_ns)) != NULL) {
         sim_report_put(buf, len, "there was no key: %s's own %s at %ld ms",
                        w, ended(ev, n, k->to_ns), sim_report_ms(k->to_ns, t0));
     } else {
