@@ -432,6 +432,43 @@ START_TEST(test_lock_script_sha)
 }
 END_TEST
 
+/* ---- fencing tokens --------------------------------------------------------- */
+
+/* dlock_token of a handle, asserted: what the calling thread's hold has. */
+static void assert_token(dlock *l, long long want, const char *when)
+{
+    long long got = dlock_token(l);
+
+    ck_assert_msg(got == want, "dlock_token %s returned %lld; expected %lld", when, got, want);
+}
+
+START_TEST(test_lock_token_without_hold)
+{
+    dlock *a;
+
+    harness_title("dlock_token is 0 before the first acquire and after the release");
+    a = harness_lock(harness_server(), "fence", LEASE_MS, 0);
+    assert_token(a, 0, "before any acquire");
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the free lock: %s",
+                  dlock_errstr(a));
+    release_ok(a, "A");
+    assert_token(a, 0, "after the release");
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_lock_token_none)
+{
+    dlock *a;
+
+    harness_title("v%d draws no fencing tokens: dlock_token is 0 while held", CAPS.stage);
+    a = take("A", "fence", LEASE_MS);
+    assert_token(a, 0, "while A holds a lock of a stage without tokens");
+    release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
 /* ---- the lease ------------------------------------------------------------------ */
 
 /* v6: the watchdog keeps the key alive while held, and stops at release. */
@@ -1203,7 +1240,7 @@ START_TEST(test_lock_header_identical)
     long n0, n, i;
     int s;
 
-    harness_title("lock.h is byte-identical in the six stage folders");
+    harness_title("lock.h is byte-identical in every stage folder");
     snprintf(path, sizeof(path), "%s/%s/lock.h", SRCDIR, stage_table[0].dir);
     n0 = read_file(path, first, sizeof(first));
     ck_assert_msg(n0 > 0, "cannot read %s (run from the repository root, or build with -DSRCDIR)",
@@ -1254,6 +1291,8 @@ Suite *lock_suite(void)
     tcase_add_test(basics, test_lock_reentry);
     tcase_add_test(owner, test_lock_release_by_non_owner);
     tcase_add_test(owner, test_lock_owner_token);
+    tcase_add_test(owner, test_lock_token_without_hold);
+    tcase_add_test(owner, test_lock_token_none);
     if (CAPS.script_release) {
         tcase_add_test(owner, test_lock_noscript_fallback);
         tcase_add_test(owner, test_lock_script_sha);
