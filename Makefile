@@ -41,8 +41,9 @@ else
   BUILD := build
 endif
 HIREDIS_LIBS := -lhiredis
+JSON_LIBS := -lcjson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-LDLIBS := $(HIREDIS_LIBS) -pthread
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) -pthread
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
@@ -52,13 +53,15 @@ SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.
                   sim/util.c sim/proc.c sim/fleet.c sim/resource.c sim/pool.c)
 SIM_CLIENT_SRCS := $(wildcard sim/client_main.c sim/workload.c sim/failpoint.c sim/history.c \
                      sim/control.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
+SIM_LIB_SRCS += $(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
 # matrix row, and the simulator's own tests (no Redis).
 TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
-TEST_SIM_SRCS := $(wildcard tests/test_checker.c tests/test_tally.c tests/test_stages.c \
-                   tests/test_pool.c tests/run_sim.c)
+TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
+                   tests/test_history.c tests/test_report.c tests/test_verdicts.c \
+                   tests/test_tally.c tests/test_stages.c tests/test_pool.c tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
 .DEFAULT_GOAL := all
@@ -136,14 +139,15 @@ stage-test:
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
                  $(BUILD)/sim/tally.o $(BUILD)/sim/stage.o $(BUILD)/sim/scenarios.o \
-                 $(BUILD)/sim/pool.o $(BUILD)/sim/proc.o $(BUILD)/sim/util.o
+                 $(BUILD)/sim/pool.o $(BUILD)/sim/proc.o $(BUILD)/sim/util.o \
+                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c))
 
 $(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h sim/*.def tests/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DSRCDIR='"$(CURDIR)"' -Isim -Itests -c $< -o $@
 
 $(BUILD)/test_sim: $(SIM_TEST_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -lm -pthread
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim

@@ -17,22 +17,23 @@
  *                                sim_event_type type, int64_t value,
  *                                const char *detail);
  *   sim_event   *sim_history_snapshot(const sim_history *h, size_t *n);
- *   int          sim_history_save(const char *path, const sim_event *ev,
- *                                 size_t n, int64_t t0_ns,
- *                                 char *errstr, size_t len);
- *   int          sim_history_save_run(const char *path, const sim_run_info *run,
- *                                     const sim_event *ev, size_t n,
- *                                     int64_t t0_ns, char *errstr, size_t len);
- *   sim_event   *sim_history_load(const char *path, size_t *n,
- *                                 char *errstr, size_t len);
- *   sim_event   *sim_history_load_run(const char *path, sim_run_info *run,
- *                                     size_t *n, char *errstr, size_t len);
+ *   int          sim_event_order(const sim_event *a, const sim_event *b);
+ *   int          sim_history_sort(sim_event *ev, size_t n);
  *   const char  *sim_event_type_name(sim_event_type type);
  *   int          sim_event_type_parse(const char *name);
+ *   int          sim_key_event_kind(const char *detail);
+ *
+ * Saving and loading the JSON-lines file: history_file.c, declared below.
  *
  * Times: a live history stamps absolute CLOCK_MONOTONIC ns and keeps the
  * run's start in h->t0_ns. A loaded history comes back with times relative
- * to the run's start, so its t0 is 0: pass 0 wherever a t0_ns is asked. */
+ * to the run's start, so its t0 is 0: pass 0 wherever a t0_ns is asked.
+ *
+ * Order: every array of events this module hands out (a snapshot, a
+ * loaded file) is sorted by sim_event_order: by time, and for events
+ * stamped in the same nanosecond by a fixed rule (see there), never by the
+ * order they were written in. So a file whose lines were shuffled loads
+ * as the same history. */
 #ifndef SIM_HISTORY_H
 #define SIM_HISTORY_H
 
@@ -45,6 +46,8 @@
 #define SIM_NO_CLIENT (-1)     /* the event comes from the observer or nemesis */
 #define SIM_NAME_LEN 32        /* a stage or scenario name */
 #define SIM_WHAT_LEN 128       /* a scenario's one-line statement */
+#define SIM_HISTORY_VERSION 2  /* the saved file's format: 2 adds "version"
+                                * to the header; 1 (no "version") still loads */
 
 typedef enum sim_event_type {
     /* A client's operations, Jepsen-style: invoke, then one outcome. */
@@ -129,10 +132,45 @@ void sim_history_close(sim_history *h);
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail);
 
-/* Copies the published events, sorted by time (events with equal times
- * keep their order of reservation), into a new array; *n gets their count.
- * The caller frees the array. NULL only when out of memory. */
+/* Copies the published events, sorted by sim_event_order, into a new
+ * array; *n gets their count. The caller frees the array. NULL only when
+ * out of memory. */
 sim_event *sim_history_snapshot(const sim_history *h, size_t *n);
+
+/* The history's order, as a comparison (<0, 0, >0): by time; events
+ * stamped in the same nanosecond by a rank that follows one thread's life
+ * (acquire-invoke, its outcome, cs-enter, stock-read, stock-write,
+ * cs-exit, release-invoke, its outcome, failpoint, pause, crash), then
+ * key events (a write, a TTL change, an end: sim_key_event_kind), then
+ * the nemesis's and the simulator's; then by client, thread, value and
+ * detail. A total order that never looks at where an event came from. */
+int sim_event_order(const sim_event *a, const sim_event *b);
+
+/* Sorts ev by sim_event_order. 0, or -1 when out of memory (ev is then
+ * unchanged). */
+int sim_history_sort(sim_event *ev, size_t n);
+
+/* "acquire-ok", "key", ...: the names used in saved files and reports. */
+const char *sim_event_type_name(sim_event_type type);
+int sim_event_type_parse(const char *name); /* -1 when unknown */
+
+/* What a keyspace event (a key event's detail) does to the lock key. */
+#define SIM_KEY_WRITE 0    /* set, hset, hincrby...: creates or changes it */
+#define SIM_KEY_TTL 1      /* expire, persist: sets or drops its TTL */
+#define SIM_KEY_END 2      /* del, expired, evicted: it is gone */
+int sim_key_event_kind(const char *detail); /* -1: not a word we know */
+
+/* ---- the file (history_file.c) ------------------------------------------
+ *
+ * JSON lines: an optional first line describing the run,
+ *   {"lockstep":"run","version":2,"stage":...,"clients":3}
+ * then one object per event,
+ *   {"t_ms":1.5,"t_ns":1500000,"client":0,"thread":0,"type":"acquire-ok",
+ *    "value":0,"detail":""}
+ * Reading takes any valid JSON: keys in any order, keys it does not know
+ * (of any value), any escape; it refuses a duplicate key, a number that is
+ * not an exact integer where one is needed, and a header of a newer
+ * format. */
 
 /* Writes events as JSON lines: one object per event, times in ns (and, for
  * a reader, in ms) from t0. Returns 0, or -1 with errstr. */
@@ -144,9 +182,11 @@ int sim_history_save_run(const char *path, const sim_run_info *run,
                          const sim_event *ev, size_t n, int64_t t0_ns,
                          char *errstr, size_t len);
 
-/* Reads a file written by sim_history_save. Returns a new sorted array
- * (times relative to the run's start), or NULL with errstr naming the file
- * and line that could not be read: "h.jsonl:7: unknown event type "foo"". */
+/* Reads a file written by sim_history_save. Returns a new array sorted by
+ * sim_event_order (times relative to the run's start), or NULL with
+ * errstr naming the file and line that could not be read, in one line:
+ * "h.jsonl:7: unknown event type "foo"". An empty file is an error; a
+ * header without events loads as 0 events (the checker refuses those). */
 sim_event *sim_history_load(const char *path, size_t *n, char *errstr,
                             size_t len);
 
@@ -154,9 +194,5 @@ sim_event *sim_history_load(const char *path, size_t *n, char *errstr,
  * none). run may be NULL. */
 sim_event *sim_history_load_run(const char *path, sim_run_info *run,
                                 size_t *n, char *errstr, size_t len);
-
-/* "acquire-ok", "key", ...: the names used in saved files and reports. */
-const char *sim_event_type_name(sim_event_type type);
-int sim_event_type_parse(const char *name); /* -1 when unknown */
 
 #endif

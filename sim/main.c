@@ -10,7 +10,8 @@
  * the fault matrix, exiting non-zero when a cell differs from the answer
  * key: --jobs cells at once, each with servers of its own (the default
  * is a few per CPU, as a cell mostly sleeps); check judges a history
- * saved with --save again. With --sentinel a real redis-sentinel promotes
+ * saved with --save again (exit status 0: clean, 1: anomalies, 2: cannot
+ * judge). With --sentinel a real redis-sentinel promotes
  * the replica in the failover scenario, and the clients ask it where the
  * primary is. The clients are the stage's program build/vN/client, found
  * next to this one (build/sim/sim), so SANITIZE=1 builds find their own.
@@ -55,7 +56,7 @@ static int usage(FILE *f, int status)
     fprintf(f,
             "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]\n"
             "       sim demo [--jobs N] [--seed K] [--lease MS] [--sentinel]\n"
-            "       sim check FILE\n"
+            "       sim check FILE      exit 0: clean, 1: anomalies, 2: cannot judge\n"
             "       sim list [--names]\n");
     return status;
 }
@@ -224,7 +225,7 @@ static int play(const options *o, int stage, const sim_scenario *s,
         fprintf(stderr, "sim: v%d %s: %s\n", stage, s->name, why);
         return -1;
     }
-    sim_check(run->ev, run->n, v);
+    sim_check_run(&run->info, run->ev, run->n, v);
     return 0;
 }
 
@@ -245,6 +246,7 @@ static int cmd_run(const options *o)
         sim_history_save_run(o->save, &run.info, run.ev, run.n, run.t0_ns,
                              why, sizeof(why)) != 0)
         fprintf(stderr, "sim: --save: %s\n", why);
+    sim_verdict_free(&v);
     sim_runner_free(&run);
     return 0;
 }
@@ -304,18 +306,22 @@ static int cmd_demo(const options *o)
         return 1;
     }
     for (i = 0; i < n; i++) {
-        sim_check(runs[i].ev, runs[i].n, &verdicts[i]);
+        sim_check_run(&runs[i].info, runs[i].ev, runs[i].n, &verdicts[i]);
         matrix[i] = (sim_matrix_cell){ cells[i].s->name, cells[i].stage, verdicts[i].anomalies,
                                        sim_scenario_expected(cells[i].s, cells[i].stage),
                                        runs[i].failpoint_armed && !runs[i].failpoint_fired,
                                        &verdicts[i], runs[i].t0_ns };
     }
     matched = sim_report_matrix(stdout, matrix, n);
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        sim_verdict_free(&verdicts[i]);
         sim_runner_free(&runs[i]);
+    }
     return matched == (int)n ? 0 : 1;
 }
 
+/* Exit 0 for a clean history, 1 when it holds an anomaly, 2 when it
+ * cannot be read or judged: a script can tell the three apart. */
 static int cmd_check(const options *o)
 {
     char why[512];
@@ -323,6 +329,7 @@ static int cmd_check(const options *o)
     sim_verdict v;
     sim_event *ev;
     size_t n;
+    int status;
 
     if (o->file == NULL) {
         fprintf(stderr, "sim: check needs a FILE saved with run --save\n");
@@ -330,12 +337,16 @@ static int cmd_check(const options *o)
     }
     if ((ev = sim_history_load_run(o->file, &info, &n, why, sizeof(why))) == NULL) {
         fprintf(stderr, "sim: %s\n", why);
-        return 1;
+        return 2;
     }
-    sim_check(ev, n, &v);
-    sim_report_run(stdout, &info, ev, n, 0, &v);
+    sim_check_run(&info, ev, n, &v);
+    if ((status = sim_verdict_status(&v)) == 2)
+        fprintf(stderr, "sim: %s: cannot judge this history: %s\n", o->file, v.why);
+    else
+        sim_report_run(stdout, &info, ev, n, 0, &v);
+    sim_verdict_free(&v);
     free(ev);
-    return 0;
+    return status;
 }
 
 /* Every scenario with its answer key; with --names only the names, one

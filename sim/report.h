@@ -21,7 +21,11 @@
  *
  * Times are printed in ms from t0_ns, the run's start: h->t0_ns for a live
  * history, 0 for one read back with sim_history_load. Clients are letters:
- * client 0 is A; a thread other than 0 is written "B:1". */
+ * client 0 is A, 26 is AA; a thread other than 0 is written "B:1".
+ *
+ * Every episode of the verdict is told, in time order, up to five of a
+ * kind in full and then "and N more ... like these"; the matrix, whose
+ * lines must fit a projector, tells up to three per cell and kind. */
 #ifndef SIM_REPORT_H
 #define SIM_REPORT_H
 
@@ -47,36 +51,44 @@ typedef struct sim_matrix_cell {
 
 /* One run, in order: the title; "fault not reachable: this stage has no
  * such step" when run->failpoint is armed but never fired; the verdict in
- * sentences; the timeline. run may be NULL (no title). */
+ * sentences; the timeline. run may be NULL (no title). ev is the history
+ * the verdict was made from. */
 void sim_report_run(FILE *out, const sim_run_info *run, const sim_event *ev,
                     size_t n, int64_t t0_ns, const sim_verdict *v);
 
 /* "v3-set-nx-px / slow-holder: <what> (lease 300 ms, seed 7)". */
 void sim_report_title(FILE *out, const sim_run_info *run);
 
-/* One sentence per anomaly with its evidence, and the stock's numbers;
- * one line saying so when there is no anomaly. */
-void sim_report_verdict(FILE *out, const sim_verdict *v, int64_t t0_ns);
+/* One sentence per episode with its evidence, in time order; the gaps
+ * in the observer's stream; the rule about unknown outcomes when a
+ * sentence rests on one; the stock's numbers; one line saying so when
+ * there is no anomaly, or why the history cannot be judged. ev may be
+ * NULL (the sentences then leave out the events an unknown outcome's
+ * reasoning names). */
+void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
+                        int64_t t0_ns);
 
 /* The ASCII timeline, 72 columns: a time axis, one lane per client
  * (clients: at least this many lanes), the lock key's lane, a lane marking
- * where the verdict's evidence lies (when v is not NULL), and a legend. */
+ * every episode of the verdict, and a legend. v NULL: the timeline checks
+ * the history itself, for the key's owners, and marks nothing. */
 void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
                          int64_t t0_ns, int clients, const sim_verdict *v);
 
-/* Every anomaly's first evidence in the sentences of a run's verdict, on
- * one line, "; " between anomalies, "" when there is none: for a message
- * that must stand alone, such as a failed test's. */
+/* The verdict's episodes in the sentences of a run's verdict (three of a
+ * kind at most), or why it cannot be judged, on one line, "; " between
+ * them, "" when there is no anomaly: for a message that must stand alone,
+ * such as a failed test's. */
 void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
                          int64_t t0_ns);
 
 /* The fault matrix: rows = scenarios in order of first appearance,
- * columns v1..v6, each cell's anomalies ("ME MD", "DL", "-"), "!" before
- * a cell that differs from the answer key, "(-)" for a fault the stage
- * cannot reach; then each cell's evidence under the table, one short line
- * per anomaly (78 columns at most), the stock's numbers under them; and
- * the last line "54/54 cells match the answer key". Returns the matching
- * count. */
+ * columns v1..v6, each cell's anomalies ("ME MD", "DL", "-", "?" when its
+ * history could not be judged), "!" before a cell that differs from the
+ * answer key, "(-)" for a fault the stage cannot reach; then each cell's
+ * evidence under the table, one short line per episode (78 columns at
+ * most), the stock's numbers under them; and the last line "54/54 cells
+ * match the answer key". Returns the matching count. */
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n);
 
 #endif

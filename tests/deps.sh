@@ -13,7 +13,7 @@
 # install and stops.
 #
 # Needed: a C compiler, make, pkg-config, check (found by pkg-config),
-# hiredis headers and library, redis-server.
+# hiredis and cJSON headers and libraries, redis-server.
 set -u
 
 CC=${CC:-cc}
@@ -27,6 +27,7 @@ describe() {
     pkg-config) echo "pkg-config, which finds the Check library" ;;
     check) echo "the Check unit test library" ;;
     libhiredis-dev) echo "the hiredis C client: headers and library" ;;
+    libcjson-dev) echo "the cJSON library, which reads saved histories" ;;
     redis-server) echo "the Redis server that the tests and the simulator start" ;;
     esac
 }
@@ -42,15 +43,16 @@ missing_list() {
     done
 }
 
-# Compiles and links a one-line hiredis program: proves headers and library.
-have_hiredis() {
+# have_lib HEADER CALL LIB: compiles and links a one-line program that
+# includes HEADER and makes CALL: proves headers and library.
+have_lib() {
     command -v "$CC" >/dev/null 2>&1 || {
-        [ -f /usr/include/hiredis/hiredis.h ]
+        [ -f "/usr/include/$1" ]
         return
     }
     dir=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-deps.XXXXXX") || return 1
-    printf '#include <hiredis/hiredis.h>\nint main(void) { redisFree(0); return 0; }\n' >"$dir/t.c"
-    "$CC" "$dir/t.c" -o "$dir/t" -lhiredis >/dev/null 2>&1
+    printf '#include <%s>\nint main(void) { %s; return 0; }\n' "$1" "$2" >"$dir/t.c"
+    "$CC" "$dir/t.c" -o "$dir/t" "$3" >/dev/null 2>&1
     rc=$?
     rm -rf "$dir"
     return $rc
@@ -62,7 +64,8 @@ probe() {
     command -v make >/dev/null 2>&1 || need make
     command -v pkg-config >/dev/null 2>&1 || need pkg-config
     pkg-config --exists check 2>/dev/null || need check
-    have_hiredis || need libhiredis-dev
+    have_lib hiredis/hiredis.h 'redisFree(0)' -lhiredis || need libhiredis-dev
+    have_lib cjson/cJSON.h 'cJSON_Delete(0)' -lcjson || need libcjson-dev
     command -v redis-server >/dev/null 2>&1 || need redis-server
 }
 
@@ -79,8 +82,8 @@ sudo_prefix() {
 print_elsewhere() {
     cat >&2 <<EOF
 This system has no apt-get: install them with its package manager, e.g.
-  Fedora/RHEL: sudo dnf install gcc make pkgconf-pkg-config check-devel hiredis-devel redis
-  macOS:       brew install pkg-config check hiredis redis
+  Fedora/RHEL: sudo dnf install gcc make pkgconf-pkg-config check-devel hiredis-devel cjson-devel redis
+  macOS:       brew install pkg-config check hiredis cjson redis
 then run make again.
 EOF
 }

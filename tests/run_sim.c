@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-Suite *checker_suite(void);  /* tests/test_checker.c: the four verdicts */
-Suite *history_suite(void);  /* tests/test_checker.c: journal and file */
-Suite *report_suite(void);   /* tests/test_checker.c: sentences, timeline, matrix */
+Suite *checker_suite(void);  /* tests/test_checker.c: ME and MD */
+Suite *deadlock_suite(void); /* tests/test_deadlock.c: DL, damage, refusals */
+Suite *verdicts_suite(void); /* tests/test_verdicts.c: tests/histories */
+Suite *history_suite(void);  /* tests/test_history.c: journal, order, file */
+Suite *report_suite(void);   /* tests/test_report.c: sentences, timeline, matrix */
 Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
 Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the answer key */
 Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */
@@ -19,6 +21,8 @@ int main(void)
     SRunner *runner = srunner_create(checker_suite());
     int failed;
 
+    srunner_add_suite(runner, deadlock_suite());
+    srunner_add_suite(runner, verdicts_suite());
     srunner_add_suite(runner, history_suite());
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, tally_suite());

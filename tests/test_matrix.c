@@ -6,7 +6,9 @@
  * judge the history, and asserts the answer key's cell: the anomalies it
  * expects appear, and no others. It also asserts that a scenario's
  * failpoint fires exactly where the stage has the step, so a cell cannot
- * pass because its fault never happened. */
+ * pass because its fault never happened, and that the run's history,
+ * saved and read back with its lines shuffled, gets the same verdict and
+ * the same report (what `sim check` would say of a `sim run --save`). */
 #define _GNU_SOURCE
 #include <libgen.h>
 #include <limits.h>
@@ -118,6 +120,84 @@ static void assert_cell(const sim_run *run, const sim_verdict *v,
                   CAPS.stage, run->info.scenario, evidence);
 }
 
+/* Shuffles a saved history's event lines (the header stays first). */
+static void shuffle_lines(const char *path, unsigned seed)
+{
+    char *text = NULL, **line = NULL, *p;
+    size_t len = 0, n = 0;
+    FILE *f = fopen(path, "r");
+
+    ck_assert_msg(f != NULL && getdelim(&text, &len, '\0', f) > 0,
+                  "cannot read back %s", path);
+    fclose(f);
+    line = malloc((strlen(text) + 1) * sizeof(*line));
+    ck_assert_msg(line != NULL, "out of memory");
+    for (p = strtok(text, "\n"); p != NULL; p = strtok(NULL, "\n"))
+        line[n++] = p;
+    for (size_t i = n - 1; i > 1; i--) {
+        size_t j = 1 + (size_t)rand_r(&seed) % i;
+        char *t = line[i];
+
+        line[i] = line[j];
+        line[j] = t;
+    }
+    f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot rewrite %s", path);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s\n", line[i]);
+    fclose(f);
+    free(line);
+    free(text);
+}
+
+/* The report of a verdict, as text. */
+static char *report_text(const sim_run_info *info, const sim_event *ev,
+                         size_t n, int64_t t0_ns, const sim_verdict *v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+
+    sim_report_run(out, info, ev, n, t0_ns, v);
+    fclose(out);
+    return text;
+}
+
+static void assert_replay(const sim_run *run, const sim_verdict *v)
+{
+    char path[SIM_PATH_LEN + 32], why[512];
+    sim_run_info info;
+    sim_verdict again;
+    sim_event *ev;
+    char *was, *now;
+    size_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/replay-XXXXXX", tmpdir);
+    ck_assert_msg((fd = mkstemp(path)) >= 0, "cannot make %s", path);
+    close(fd);
+    ck_assert_msg(sim_history_save_run(path, &run->info, run->ev, run->n,
+                                       run->t0_ns, why, sizeof(why)) == 0,
+                  "v%d %s: saving the history failed: %s", CAPS.stage,
+                  run->info.scenario, why);
+    shuffle_lines(path, (unsigned)run->n);
+    ev = sim_history_load_run(path, &info, &n, why, sizeof(why));
+    unlink(path);
+    ck_assert_msg(ev != NULL, "v%d %s: the saved history does not load: %s",
+                  CAPS.stage, run->info.scenario, why);
+    sim_check_run(&info, ev, n, &again);
+    was = report_text(&run->info, run->ev, run->n, run->t0_ns, v);
+    now = report_text(&info, ev, n, 0, &again);
+    ck_assert_msg(again.anomalies == v->anomalies && strcmp(was, now) == 0,
+                  "v%d %s: saved, shuffled and checked again, the history "
+                  "gets another report.\nThe run said:\n%s\nsim check says:"
+                  "\n%s", CAPS.stage, run->info.scenario, was, now);
+    free(was);
+    free(now);
+    free(ev);
+    sim_verdict_free(&again);
+}
+
 START_TEST(test_matrix_cell)
 {
     const sim_scenario *s = sim_scenario_at((size_t)_i);
@@ -133,12 +213,14 @@ START_TEST(test_matrix_cell)
     client_program(program, sizeof(program));
     ck_assert_msg(sim_runner_play(s, &cfg, &run, why, sizeof(why)) == 0,
                   "v%d %s: the run itself failed: %s", CAPS.stage, s->name, why);
-    sim_check(run.ev, run.n, &v);
+    sim_check_run(&run.info, run.ev, run.n, &v);
     assert_failpoint(&run);
     assert_cell(&run, &v, expected);
+    assert_replay(&run, &v);
     printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
            run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",
            run.n, cfg.lease_ms, cfg.seed);
+    sim_verdict_free(&v);
     sim_runner_free(&run);
 }
 END_TEST

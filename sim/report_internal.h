@@ -1,0 +1,62 @@
+/* report_internal: what the report's files share; nothing else includes
+ * it.
+ *
+ *   report.c           a run: its title, its verdict in sentences, the
+ *                      observer's gaps, one line for a failed test
+ *   report_say.c       the sentences: one per episode, long for a run and
+ *                      short for the matrix, and the stock's numbers
+ *   report_timeline.c  the ASCII timeline
+ *   report_matrix.c    the fault matrix and its evidence */
+#ifndef SIM_REPORT_INTERNAL_H
+#define SIM_REPORT_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+
+#define SIM_REPORT_WIDTH 72     /* a run's lines */
+#define SIM_REPORT_SENTENCE 512 /* one episode in words */
+#define SIM_REPORT_CAP 5        /* episodes of a kind told in full */
+#define SIM_REPORT_NAME 32      /* "B:1", "AB:12" */
+
+/* "B", or "B:1" for a thread other than the main one; "?" unnamed. */
+const char *sim_report_who(char *buf, size_t len, int client, int thread);
+
+/* snprintf into a buffer where a long sentence may be cut: the cut is
+ * expected, so the compiler need not warn about it. */
+void sim_report_put(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ms from t0. */
+long sim_report_ms(int64_t t_ns, int64_t t0_ns);
+
+/* Prints text from column at on (the caller is there already), wrapping
+ * at width; a continued line starts at column hang. */
+void sim_report_wrapped(FILE *out, const char *text, int at, int hang,
+                        int width);
+
+/* One line without trailing blanks. */
+void sim_report_trimmed(FILE *out, const char *text);
+
+/* An episode in words: long (a run's verdict) or short (the matrix, names
+ * as letters). ev is the history (the reasoning about an unknown outcome
+ * names the events it rests on); it may be NULL. */
+void sim_report_say(char *buf, size_t len, const sim_episode *e,
+                    const sim_event *ev, int64_t t0_ns);
+void sim_report_brief(char *buf, size_t len, const sim_episode *e,
+                      int64_t t0_ns);
+
+/* "mutual exclusion lost", ... for an episode's kind; and its plural
+ * for "and 3 more foreign deletes like these". */
+const char *sim_report_heading(unsigned kind);
+const char *sim_report_plural(unsigned kind);
+
+/* "stock 100 -> 98 after 3 sales: 1 update lost". */
+void sim_report_stock(char *buf, size_t len, const sim_verdict *v);
+
+/* A gap in the observer's stream, in words. */
+void sim_report_gap(char *buf, size_t len, const sim_gap *g,
+                    const sim_event *ev, int64_t t0_ns);
+
+#endif

@@ -1,0 +1,179 @@
+/* report_matrix: the fault matrix, 9 scenarios x 6 stages, and the
+ * evidence of every cell under it, one short line per episode so that a
+ * projector shows it whole. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+#define MATRIX_CAP 3  /* episodes of a kind per cell, then "and N more" */
+
+/* ---- the fault matrix ----------------------------------------------------- */
+
+#define ROW_LABEL 20  /* scenario names are shorter */
+#define CELL 8        /* "!ME MD" and a gap */
+
+static int cell_matches(const sim_matrix_cell *c)
+{
+    return (c->observed & SIM_ANOM_CELLS) == (c->expected & SIM_ANOM_CELLS);
+}
+
+static void cell_text(char *buf, size_t len, const sim_matrix_cell *c)
+{
+    char set[32];
+
+    sim_anomaly_format(c->observed & SIM_ANOM_CELLS, set, sizeof(set));
+    snprintf(buf, len, "%s%s%s%s", cell_matches(c) ? "" : "!",
+             c->unreachable ? "(" : "", set, c->unreachable ? ")" : "");
+}
+
+/* 1 when cell i is the first of its scenario: it opens a row. */
+static int opens_row(const sim_matrix_cell *cells, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(cells[j].scenario, cells[i].scenario) == 0)
+            return 0;
+    return 1;
+}
+
+static const sim_matrix_cell *find_cell(const sim_matrix_cell *cells,
+                                        size_t n, const char *scenario,
+                                        int stage)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cells[i].stage == stage && strcmp(cells[i].scenario, scenario) == 0)
+            return &cells[i];
+    return NULL;
+}
+
+static void matrix_row(FILE *out, const sim_matrix_cell *cells, size_t n,
+                       const char *scenario)
+{
+    char row[ROW_LABEL + SIM_REPORT_STAGES * CELL + 1];
+
+    memset(row, ' ', sizeof(row) - 1);
+    row[sizeof(row) - 1] = '\0';
+    memcpy(row, scenario, strnlen(scenario, ROW_LABEL - 1));
+    for (int s = 1; s <= SIM_REPORT_STAGES; s++) {
+        const sim_matrix_cell *c = find_cell(cells, n, scenario, s);
+        char text[48] = "";
+
+        if (c != NULL)
+            cell_text(text, sizeof(text), c);
+        memcpy(row + ROW_LABEL + (s - 1) * CELL, text,
+               strnlen(text, CELL - 1));
+    }
+    sim_report_trimmed(out, row);
+}
+
+#define EVIDENCE_LABEL 22  /* "v1 crash-mid-acquire" and a gap */
+#define EVIDENCE_CODE 4    /* "ME" and a gap */
+#define EVIDENCE_WIDTH 78  /* room for the longest line of text (52) */
+
+/* One line of a cell's evidence: its label (blank after the first line),
+ * a code, and the text, wrapped under itself if it must. */
+static void evidence_line(FILE *out, const char *label, const char *code,
+                          const char *text)
+{
+    /* A blank after each field, even a label too long for its column. */
+    int at = fprintf(out, "%-*s %-*s ", EVIDENCE_LABEL - 1, label,
+                     EVIDENCE_CODE - 1, code);
+
+    sim_report_wrapped(out, text, at, at, EVIDENCE_WIDTH);
+}
+
+/* A cell's episodes, MATRIX_CAP of a kind, then how many more; label is
+ * cleared once printed. */
+static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
+{
+    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL };
+    const sim_verdict *v = c->verdict;
+    char text[SIM_REPORT_SENTENCE];
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        size_t told = 0, all = sim_verdict_count(v, kinds[k]);
+
+        for (size_t i = 0; i < v->n_episodes && told < MATRIX_CAP; i++) {
+            if (v->episodes[i].kind != kinds[k])
+                continue;
+            sim_report_brief(text, sizeof(text), &v->episodes[i], c->t0_ns);
+            evidence_line(out, label, sim_anomaly_name(kinds[k]), text);
+            told++;
+            label[0] = '\0';
+        }
+        if (all > told) {
+            snprintf(text, sizeof(text), "and %zu more like it", all - told);
+            evidence_line(out, label, "", text);
+        }
+    }
+}
+
+/* A cell's episodes, one short line each, the stock's numbers under
+ * them, and "!" when the cell differs from the answer key. */
+static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
+{
+    char label[SIM_NAME_LEN + 8], text[SIM_REPORT_SENTENCE], want[32];
+    const sim_verdict *v = c->verdict;
+
+    snprintf(label, sizeof(label), "v%d %s", c->stage, c->scenario);
+    if (v != NULL)
+        matrix_episodes(out, c, label);
+    if (v != NULL && (v->anomalies & SIM_ANOM_UNJUDGED)) {
+        sim_report_put(text, sizeof(text), "cannot judge: %s", v->why);
+        evidence_line(out, label, "?", text);
+        label[0] = '\0';
+    }
+    if (v != NULL && (v->anomalies & SIM_ANOM_DAMAGE)) {
+        char stock[SIM_REPORT_SENTENCE];
+
+        /* The numbers, in parentheses: they back the anomalies above. */
+        sim_report_stock(stock, sizeof(stock), v);
+        sim_report_put(text, sizeof(text), "(%s)", stock);
+        evidence_line(out, label, "", text);
+        label[0] = '\0';
+    }
+    if (!cell_matches(c)) {
+        sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
+        snprintf(text, sizeof(text), "differs from the answer key, which "
+                 "says %s", want);
+        evidence_line(out, label, "!", text);
+    }
+}
+
+static void matrix_legend(FILE *out)
+{
+    fprintf(out, "ME  mutual exclusion lost     MD  lock deleted by a non-owner\n"
+            "DL  deadlock                   -   none\n"
+            "?   the history could not be judged\n"
+            "(-) fault not reachable: this stage has no such step\n"
+            "!   differs from the answer key\n");
+}
+
+int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n)
+{
+    int matched = 0;
+
+    fprintf(out, "%-*s", ROW_LABEL, "scenario");
+    for (int s = 1; s < SIM_REPORT_STAGES; s++)
+        fprintf(out, "v%-*d", CELL - 1, s);
+    fprintf(out, "v%d\n", SIM_REPORT_STAGES);
+    for (size_t i = 0; i < n; i++)
+        if (opens_row(cells, i))
+            matrix_row(out, cells, n, cells[i].scenario);
+    fputc('\n', out);
+    matrix_legend(out);
+    fprintf(out, "\nevidence:\n");
+    for (size_t i = 0; i < n; i++)
+        if (opens_row(cells, i))
+            for (int s = 1; s <= SIM_REPORT_STAGES; s++) {
+                const sim_matrix_cell *c = find_cell(cells, n,
+                                                     cells[i].scenario, s);
+                if (c != NULL)
+                    matrix_evidence(out, c);
+            }
+    for (size_t i = 0; i < n; i++)
+        matched += cell_matches(&cells[i]);
+    fprintf(out, "\n%d/%zu cells match the answer key\n", matched, n);
+    return matched;
+}

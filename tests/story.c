@@ -1,0 +1,92 @@
+/* story: see story.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "story.h"
+
+story s;
+sim_verdict v;
+
+void begin(void)
+{
+    memset(&s, 0, sizeof(s));
+    sim_verdict_free(&v);
+}
+
+void record(long ms, int client, int thread, sim_event_type type,
+            int64_t value, const char *detail)
+{
+    sim_event *e;
+
+    ck_assert_msg(s.n < STORY_MAX, "the story has more than %d events",
+                  STORY_MAX);
+    ck_assert_msg(s.n == 0 || s.ev[s.n - 1].t_ns <= ms * MS,
+                  "the story goes back in time at %ld ms", ms);
+    e = &s.ev[s.n++];
+    memset(e, 0, sizeof(*e));
+    e->t_ns = ms * MS;
+    e->client = client;
+    e->thread = thread;
+    e->type = type;
+    e->value = value;
+    snprintf(e->detail, sizeof(e->detail), "%s", detail);
+}
+
+void wants(long ms, int c) { record(ms, c, 0, SIM_EV_ACQUIRE_INVOKE, 0, ""); }
+void gets(long ms, int c) { record(ms, c, 0, SIM_EV_ACQUIRE_OK, 0, ""); }
+void gives_up(long ms, int c) { record(ms, c, 0, SIM_EV_ACQUIRE_BUSY, 0, ""); }
+void fails(long ms, int c) { record(ms, c, 0, SIM_EV_ACQUIRE_ERROR, 0, "I/O error"); }
+void unlocks(long ms, int c) { record(ms, c, 0, SIM_EV_RELEASE_INVOKE, 0, ""); }
+void unlocked(long ms, int c) { record(ms, c, 0, SIM_EV_RELEASE_OK, 0, ""); }
+void not_owner(long ms, int c) { record(ms, c, 0, SIM_EV_RELEASE_NOT_OWNER, 0, ""); }
+void sells(long ms, int c, int64_t wrote) { record(ms, c, 0, SIM_EV_STOCK_WRITE, wrote, ""); }
+void crashes(long ms, int c) { record(ms, c, 0, SIM_EV_CRASH, 0, ""); }
+void key(long ms, const char *what) { record(ms, SIM_NO_CLIENT, 0, SIM_EV_KEY, 0, what); }
+void stock(sim_event_type type, long ms, int64_t n) { record(ms, SIM_NO_CLIENT, 0, type, n, ""); }
+
+void takes(long ms, int c, int ttl)
+{
+    wants(ms, c);
+    key(ms + 1, "set");
+    if (ttl)
+        key(ms + 1, "expire");
+    gets(ms + 2, c);
+}
+
+void gives_back(long ms, int c)
+{
+    unlocks(ms, c);
+    key(ms + 1, "del");
+    unlocked(ms + 2, c);
+}
+
+unsigned check(void)
+{
+    ck_assert_msg(sim_history_sort(s.ev, s.n) == 0, "out of memory");
+    sim_verdict_free(&v);
+    return sim_check(s.ev, s.n, &v);
+}
+
+const sim_episode *episode(unsigned kind, size_t k)
+{
+    size_t seen = 0;
+
+    for (size_t i = 0; i < v.n_episodes; i++)
+        if (v.episodes[i].kind == kind && seen++ == k)
+            return &v.episodes[i];
+    ck_abort_msg("the verdict has %zu %s episodes; the test needs %zu",
+                 seen, sim_anomaly_name(kind), k + 1);
+    return NULL;
+}
+
+const char *set_text(unsigned set)
+{
+    static char buf[2][64];
+    static int turn;
+
+    turn = !turn;
+    sim_anomaly_format(set, buf[turn], sizeof(buf[turn]));
+    return buf[turn];
+}

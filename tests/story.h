@@ -1,0 +1,69 @@
+/* story: hand-written histories for the simulator's own tests (no Redis).
+ *
+ * A test writes a run down as it would have been recorded, event by event,
+ * with verbs that say which side records each step: a client's (wants,
+ * gets, unlocks, ...), the observer's (key) and the nemesis's (crashes).
+ * Times are in ms from the run's start. check() sorts the story into the
+ * history's order and has the checker judge it into v. */
+#ifndef LOCKSTEP_STORY_H
+#define LOCKSTEP_STORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checker.h"
+#include "history.h"
+
+#define MS 1000000LL     /* ns per ms */
+#define STORY_MAX 128    /* events in one hand-written history */
+
+enum { A, B, C, D, E, F };     /* client letters */
+
+typedef struct story {
+    sim_event ev[STORY_MAX];
+    size_t n;
+} story;
+
+extern story s;          /* the test's history; each test starts it anew */
+extern sim_verdict v;    /* the checker's verdict on it */
+
+void begin(void);        /* an empty story; frees the last verdict */
+void record(long ms, int client, int thread, sim_event_type type,
+            int64_t value, const char *detail);
+
+/* A client's steps (thread 0). */
+void wants(long ms, int c);
+void gets(long ms, int c);
+void gives_up(long ms, int c);
+void fails(long ms, int c);         /* acquire-error: outcome unknown */
+void unlocks(long ms, int c);
+void unlocked(long ms, int c);
+void not_owner(long ms, int c);
+void sells(long ms, int c, int64_t wrote);
+
+/* The nemesis, the observer, the simulator's numbers. */
+void crashes(long ms, int c);
+void key(long ms, const char *what);
+void stock(sim_event_type type, long ms, int64_t n);
+
+/* A successful SET NX (PX when ttl): invoke, the observer's events, ok. */
+void takes(long ms, int c, int ttl);
+
+/* A release whose DEL went through: invoke, the observer's del, ok. */
+void gives_back(long ms, int c);
+
+/* Sorts the story by sim_event_order and checks it. */
+unsigned check(void);
+
+/* The k-th episode of a kind (from 0); fails the test when there is none. */
+const sim_episode *episode(unsigned kind, size_t k);
+
+/* A set as text, "ME MD"; two buffers in turn, for one message. */
+const char *set_text(unsigned set);
+
+#define assert_verdict(want, what)                                          \
+    ck_assert_msg(check() == (want), "%s: the checker found \"%s\"%s%s; "   \
+                  "expected \"%s\"", what, set_text(v.anomalies),           \
+                  v.why[0] ? ": " : "", v.why, set_text(want))
+
+#endif

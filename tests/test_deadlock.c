@@ -1,0 +1,290 @@
+/* test_deadlock: the checker's rules for DL and damage, and the
+ * histories it refuses to judge, on hand-written histories (story.h).
+ * No Redis. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "story.h"
+
+#define DL(k) (&episode(SIM_ANOM_DL, k)->dl)
+
+/* ---- DL ------------------------------------------------------------------ */
+
+START_TEST(test_checker_waiter_behind_live_holder)
+{
+    begin();
+    takes(0, A, 0);
+    wants(10, B);
+    gives_up(1210, B);        /* A is alive: waiting longer would work */
+    gives_back(1500, A);
+    assert_verdict(0, "B gave up behind a live holder");
+}
+END_TEST
+
+START_TEST(test_checker_crashed_holder_with_ttl)
+{
+    begin();
+    takes(0, A, 1);
+    crashes(100, A);
+    wants(110, B);
+    gives_up(200, B);         /* the key would expire at 300 ms */
+    assert_verdict(0, "B gave up on a crashed holder's key that has a TTL");
+}
+END_TEST
+
+START_TEST(test_checker_crashed_holder_without_ttl)
+{
+    begin();
+    takes(0, A, 0);           /* v1: SETNX, no TTL */
+    crashes(100, A);
+    wants(110, B);
+    gives_up(1310, B);
+    assert_verdict(SIM_ANOM_DL, "A crashed holding a key without TTL");
+    ck_assert_msg(!DL(0)->self && DL(0)->waiter == B && DL(0)->owner == A &&
+                  DL(0)->stuck == SIM_STUCK_CRASHED,
+                  "the deadlock names waiter %d and client %d (stuck: %d); "
+                  "expected B waiting on A, who crashed holding",
+                  DL(0)->waiter, DL(0)->owner, DL(0)->stuck);
+    ck_assert_msg(DL(0)->busy_ns - DL(0)->invoke_ns == 1200 * MS,
+                  "B waited %lld ns; expected 1200 ms",
+                  (long long)(DL(0)->busy_ns - DL(0)->invoke_ns));
+}
+END_TEST
+
+START_TEST(test_checker_crash_after_setnx)
+{
+    begin();
+    wants(0, A);
+    key(1, "set");            /* SETNX went through ... */
+    record(2, A, 0, SIM_EV_FAILPOINT, 0, "acquire.after_setnx=crash");
+    crashes(3, A);            /* ... and A died before PEXPIRE and the ok */
+    wants(10, B);
+    gives_up(1210, B);
+    assert_verdict(SIM_ANOM_DL, "A crashed between SETNX and PEXPIRE");
+    ck_assert_msg(DL(0)->owner == A &&
+                  DL(0)->stuck == SIM_STUCK_CRASHED_ACQUIRING,
+                  "the deadlock blames client %d (stuck: %d); expected A, "
+                  "crashed inside its acquire", DL(0)->owner, DL(0)->stuck);
+}
+END_TEST
+
+START_TEST(test_checker_crash_before_key_reported)
+{
+    begin();
+    wants(0, A);
+    record(2, A, 0, SIM_EV_FAILPOINT, 0, "acquire.after_setnx=crash");
+    crashes(3, A);
+    key(4, "set");            /* the observer hears A's SETNX after A died */
+    wants(10, B);
+    gives_up(1210, B);
+    assert_verdict(SIM_ANOM_DL, "A crashed before its key was reported");
+    ck_assert_msg(v.n_keys == 1 && v.keys[0].owner == A, "the key is said to "
+                  "be client %d's; expected A's, whose acquire died with it",
+                  v.n_keys ? v.keys[0].owner : -1);
+}
+END_TEST
+
+START_TEST(test_checker_self_deadlock)
+{
+    begin();
+    takes(0, A, 1);
+    wants(10, A);             /* v1-v5: the holder's own thread asks again */
+    gives_up(160, A);
+    gives_back(200, A);
+    assert_verdict(SIM_ANOM_DL, "A waited for the lock it held");
+    ck_assert_msg(DL(0)->self && DL(0)->waiter == A &&
+                  DL(0)->held_since_ns == 2 * MS,
+                  "the deadlock is self=%d by client %d holding since %lld ns; "
+                  "expected a self-deadlock of A holding since 2 ms",
+                  DL(0)->self, DL(0)->waiter, (long long)DL(0)->held_since_ns);
+}
+END_TEST
+
+/* A key that ends in the nanosecond a waiter gives up was not there to
+ * deadlock it; one that appears then was not there either. */
+START_TEST(test_checker_tie_is_no_deadlock)
+{
+    begin();
+    takes(0, A, 0);
+    crashes(100, A);
+    wants(110, B);
+    gives_up(1310, B);
+    key(1310, "del");         /* someone cleared it at that very instant */
+    assert_verdict(0, "the key ended as B gave up");
+}
+END_TEST
+
+/* ---- DAMAGE ----------------------------------------------------------------- */
+
+START_TEST(test_checker_lost_update)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 100);
+    sells(10, A, 99);
+    sells(11, B, 99);         /* B read 100 too: A's sale is overwritten */
+    sells(20, C, 98);
+    stock(SIM_EV_STOCK_FINAL, 30, 98);
+    assert_verdict(SIM_ANOM_DAMAGE, "three sales took two units");
+    ck_assert_msg(v.stock.lost == 1 && v.stock.oversold == 0,
+                  "the checker counted %lld lost and %lld oversold; expected "
+                  "1 lost, 0 oversold", (long long)v.stock.lost,
+                  (long long)v.stock.oversold);
+}
+END_TEST
+
+START_TEST(test_checker_oversold)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 2);
+    sells(10, A, 1);
+    sells(20, B, 0);
+    sells(30, C, -1);         /* C read 0 with no lock check of its own */
+    stock(SIM_EV_STOCK_FINAL, 40, -1);
+    assert_verdict(SIM_ANOM_DAMAGE, "three sales of two units");
+    ck_assert_msg(v.stock.oversold == 1 && v.stock.lost == 0,
+                  "the checker counted %lld oversold and %lld lost; expected "
+                  "1 oversold, 0 lost", (long long)v.stock.oversold,
+                  (long long)v.stock.lost);
+}
+END_TEST
+
+START_TEST(test_checker_stock_intact_or_unknown)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 100);
+    sells(10, A, 99);
+    stock(SIM_EV_STOCK_FINAL, 40, 99);
+    assert_verdict(0, "one sale, one unit");
+    ck_assert_msg(v.stock_known, "initial and final were recorded, but the "
+                  "checker says the stock is unknown");
+    begin();
+    sells(10, A, 99);
+    assert_verdict(0, "a history without initial and final stock");
+    ck_assert_msg(!v.stock_known, "no stock was recorded, but the checker "
+                  "says it knows the stock");
+}
+END_TEST
+
+/* ---- histories it cannot judge ------------------------------------------- */
+
+static void assert_unjudged(const char *why, const char *reason)
+{
+    assert_verdict(SIM_ANOM_UNJUDGED, why);
+    ck_assert_msg(strstr(v.why, reason) != NULL, "%s: the reason \"%s\" does "
+                  "not say \"%s\"", why, v.why, reason);
+    ck_assert_msg(sim_verdict_status(&v) == 2 && v.n_episodes == 0,
+                  "%s: status %d with %zu episodes; expected 2 and none", why,
+                  sim_verdict_status(&v), v.n_episodes);
+}
+
+START_TEST(test_checker_cannot_judge)
+{
+    begin();
+    assert_unjudged("no events", "no events");
+    begin();
+    record(0, -3, 0, SIM_EV_ACQUIRE_INVOKE, 0, "");
+    assert_unjudged("client -3", "client -3");
+    begin();
+    takes(0, A, 1);
+    crashes(10, A);
+    unlocks(20, A);
+    assert_unjudged("a step after a crash", "after its client's crash");
+    begin();
+    wants(0, A);
+    wants(10, A);
+    assert_unjudged("two invokes", "before the outcome");
+    begin();
+    gets(0, A);
+    assert_unjudged("an ok without invoke", "no invoke");
+    begin();
+    takes(0, A, 1);
+    key(10, "rename_from");
+    assert_unjudged("an unknown key event", "rename_from");
+    begin();
+    takes(0, A, 1);
+    s.ev[0].type = SIM_EV_TYPE_COUNT;
+    assert_unjudged("an unknown type", "does not know");
+}
+END_TEST
+
+START_TEST(test_checker_out_of_order)
+{
+    begin();
+    takes(0, A, 1);
+    s.ev[0].t_ns = 5 * MS;    /* after the key event at 1 ms */
+    sim_verdict_free(&v);
+    ck_assert_msg(sim_check(s.ev, s.n, &v) == SIM_ANOM_UNJUDGED &&
+                  strstr(v.why, "out of order") != NULL, "events out of "
+                  "order gave \"%s\"; expected a refusal", v.why);
+}
+END_TEST
+
+START_TEST(test_checker_anomaly_names)
+{
+    unsigned set;
+
+    ck_assert_str_eq(set_text(SIM_ANOM_ME | SIM_ANOM_MD), "ME MD");
+    ck_assert_str_eq(set_text(0), "-");
+    ck_assert_str_eq(set_text(SIM_ANOM_UNJUDGED), "?");
+    ck_assert_msg(sim_anomaly_parse("ME MD", &set) == 0 &&
+                  set == (SIM_ANOM_ME | SIM_ANOM_MD),
+                  "\"ME MD\" parsed to %u; expected ME|MD", set);
+    ck_assert_msg(sim_anomaly_parse("-", &set) == 0 && set == 0,
+                  "\"-\" parsed to %u; expected the empty set", set);
+    ck_assert_msg(sim_anomaly_parse("ME XX", &set) == -1,
+                  "\"ME XX\" parsed although XX is no anomaly");
+}
+END_TEST
+
+START_TEST(test_checker_client_names)
+{
+    static const struct { int client; const char *name; } names[] = {
+        { 0, "A" }, { 25, "Z" }, { 26, "AA" }, { 30, "AE" }, { 701, "ZZ" },
+        { 702, "AAA" }, { SIM_UNNAMED, "?" },
+    };
+    char buf[16];
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        ck_assert_msg(strcmp(sim_check_client_name(names[i].client, buf,
+                                                   sizeof(buf)),
+                             names[i].name) == 0,
+                      "client %d is named \"%s\"; expected \"%s\"",
+                      names[i].client, buf, names[i].name);
+}
+END_TEST
+
+static void free_verdict(void)
+{
+    sim_verdict_free(&v);
+}
+
+Suite *deadlock_suite(void)
+{
+    Suite *suite = suite_create("deadlock, damage, refusals");
+    TCase *dl = tcase_create("deadlock");
+    TCase *damage = tcase_create("resource damage");
+    TCase *other = tcase_create("refusals and names");
+    TCase *all[] = { dl, damage, other };
+
+    tcase_add_test(dl, test_checker_waiter_behind_live_holder);
+    tcase_add_test(dl, test_checker_crashed_holder_with_ttl);
+    tcase_add_test(dl, test_checker_crashed_holder_without_ttl);
+    tcase_add_test(dl, test_checker_crash_after_setnx);
+    tcase_add_test(dl, test_checker_crash_before_key_reported);
+    tcase_add_test(dl, test_checker_self_deadlock);
+    tcase_add_test(dl, test_checker_tie_is_no_deadlock);
+    tcase_add_test(damage, test_checker_lost_update);
+    tcase_add_test(damage, test_checker_oversold);
+    tcase_add_test(damage, test_checker_stock_intact_or_unknown);
+    tcase_add_test(other, test_checker_cannot_judge);
+    tcase_add_test(other, test_checker_out_of_order);
+    tcase_add_test(other, test_checker_anomaly_names);
+    tcase_add_test(other, test_checker_client_names);
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        tcase_add_checked_fixture(all[i], NULL, free_verdict);
+        suite_add_tcase(suite, all[i]);
+    }
+    return suite;
+}

@@ -1,0 +1,387 @@
+/* test_report: a run's sentences and timeline, and the fault matrix, on
+ * hand-written histories (story.h). No Redis. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "story.h"
+
+static char *printed;     /* what the last report call printed */
+static size_t printed_len;
+
+static FILE *capture(void)
+{
+    free(printed);
+    printed = NULL;
+    return open_memstream(&printed, &printed_len);
+}
+
+static void assert_printed(const char *want)
+{
+    ck_assert_msg(printed != NULL && strstr(printed, want) != NULL,
+                  "the report does not say \"%s\"; it printed:\n%s", want,
+                  printed ? printed : "(nothing)");
+}
+
+/* Sentences wrap at 72 columns: compare them with every run of blanks
+ * and line breaks read as one space. */
+static void assert_said(const char *want)
+{
+    char *flat = malloc(printed_len + 1);
+    size_t k = 0;
+
+    ck_assert_msg(flat != NULL, "out of memory");
+    for (size_t i = 0; i < printed_len; i++)
+        if (!(printed[i] == '\n' || (printed[i] == ' ' && k > 0 &&
+                                     flat[k - 1] == ' ')))
+            flat[k++] = printed[i];
+        else if (k > 0 && flat[k - 1] != ' ')
+            flat[k++] = ' ';
+    flat[k] = '\0';
+    ck_assert_msg(strstr(flat, want) != NULL, "the report does not say "
+                  "\"%s\"; it printed:\n%s", want, printed);
+    free(flat);
+}
+
+static void assert_narrow(size_t width)
+{
+    for (const char *line = printed; *line; ) {
+        size_t len = strcspn(line, "\n");
+
+        ck_assert_msg(len <= width, "a line of %zu columns is wider than "
+                      "%zu:\n%.*s", len, width, (int)len, line);
+        line += len + (line[len] == '\n');
+    }
+}
+
+/* Checks the story and prints its verdict into printed. */
+static void tell_verdict(void)
+{
+    FILE *out;
+
+    check();
+    out = capture();
+    sim_report_verdict(out, &v, s.ev, 0);
+    fclose(out);
+}
+
+/* Checks the story and draws its timeline into printed. */
+static void draw_timeline(int clients)
+{
+    FILE *out;
+
+    check();
+    out = capture();
+    sim_report_timeline(out, s.ev, s.n, 0, clients, &v);
+    fclose(out);
+}
+
+static void late_delete_story(void)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 100);
+    takes(0, A, 1);
+    wants(100, B);
+    key(300, "expired");      /* A's lease runs out inside */
+    key(311, "set");
+    key(311, "expire");
+    gets(312, B);
+    sells(800, A, 99);
+    gives_back(900, A);       /* A's DEL removes B's key */
+    takes(950, C, 1);
+    sells(1000, B, 99);
+    sells(1100, C, 98);
+    stock(SIM_EV_STOCK_FINAL, 1300, 98);
+}
+
+START_TEST(test_report_sentences)
+{
+    begin();
+    takes(0, A, 1);
+    key(300, "expired");
+    takes(310, B, 1);
+    gives_back(900, A);
+    stock(SIM_EV_STOCK_INITIAL, 903, 100);
+    stock(SIM_EV_STOCK_FINAL, 904, 98);
+    tell_verdict();
+    assert_said("clients A and B both held the lock in [312 ms, 900 ms]");
+    assert_said("client A's release deleted client B's lock at 901 ms; "
+                   "B had held it since 312 ms");
+    ck_assert_msg(strstr(printed, "took the lock") == NULL, "nobody entered "
+                  "after A's delete, but the report names someone:\n%s",
+                  printed);
+    assert_said("stock 100 -> 98 after 0 sales: the stock fell 2 more than "
+                   "the sales recorded");
+    begin();
+    takes(0, A, 0);
+    crashes(100, A);
+    wants(110, B);
+    gives_up(1310, B);
+    tell_verdict();
+    assert_said("client B waited 1200 ms and gave up at 1310 ms while "
+                   "crashed client A's key had no TTL: deadlock");
+}
+END_TEST
+
+START_TEST(test_report_run_and_timeline)
+{
+    sim_run_info run = { "v3-set-nx-px", "slow-holder",
+                         "the holder's critical section outlives its lease",
+                         "", 300, 7, 3 };
+    FILE *out;
+
+    late_delete_story();
+    check();
+    out = capture();
+    sim_report_run(out, &run, s.ev, s.n, 0, &v);
+    fclose(out);
+    assert_said("v3-set-nx-px / slow-holder: the holder's critical section "
+                "outlives its lease (lease 300 ms, seed 7) ");
+    assert_said("stock 100 -> 98 after 3 sales: 1 update lost");
+    assert_said("client A's release deleted client B's lock at 901 ms; B had "
+                "held it since 312 ms; client C took the lock at 952 ms while "
+                "B was still inside");
+    assert_printed("\nclient A    ");
+    assert_printed("\nclient C");
+    assert_printed("\nlock key    AAA");
+    assert_printed("\nanomaly     ");
+    assert_narrow(72);
+}
+END_TEST
+
+/* The anomaly lane's symbol in a column of the last timeline printed
+ * (blank past the lane's end, which is trimmed). */
+static char anomaly_mark(int column)
+{
+    const char *lane = strstr(printed, "\nanomaly     ");
+    size_t len;
+
+    ck_assert_msg(lane != NULL, "the timeline has no anomaly lane:\n%s",
+                  printed);
+    lane += strlen("\nanomaly     ");
+    len = strcspn(lane, "\n");
+    return (size_t)column < len ? lane[column] : ' ';
+}
+
+START_TEST(test_report_marks_every_overlap)
+{
+    late_delete_story();      /* 1300 ms: 25 ms a column */
+    draw_timeline(3);
+    ck_assert_msg(anomaly_mark(500 / 25) == '!', "A and B both held the "
+                  "lock at 500 ms, but the anomaly lane does not say so:\n%s",
+                  printed);
+    ck_assert_msg(anomaly_mark(930 / 25) == ' ', "only B held the lock at "
+                  "930 ms, but the anomaly lane marks it:\n%s", printed);
+    ck_assert_msg(anomaly_mark(1100 / 25) == '!', "B and C both held the "
+                  "lock at 1100 ms, after A's delete, but the anomaly lane "
+                  "does not say so:\n%s", printed);
+    assert_narrow(72);
+}
+END_TEST
+
+START_TEST(test_report_key_without_ttl)
+{
+    begin();
+    takes(0, A, 0);
+    crashes(500, A);
+    wants(510, B);
+    gives_up(1700, B);
+    draw_timeline(2);
+    assert_printed("\nlock key    aaaa");
+    assert_printed("X");
+    assert_printed("D");
+    assert_narrow(72);
+}
+END_TEST
+
+START_TEST(test_report_failover_mark)
+{
+    begin();
+    takes(0, A, 1);
+    record(100, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+    takes(150, C, 1);
+    gives_back(590, A);
+    draw_timeline(3);
+    assert_printed("\nlock key    AAAAAAAAAA|");
+    assert_printed("| failover: the replica became primary");
+    assert_narrow(72);
+}
+END_TEST
+
+START_TEST(test_report_fault_not_reachable)
+{
+    sim_run_info run = { "v3-set-nx-px", "crash-mid-acquire", "",
+                         "acquire.after_setnx", 300, 1, 2 };
+    FILE *out;
+
+    begin();
+    takes(0, A, 1);
+    gives_back(100, A);
+    check();
+    out = capture();
+    sim_report_run(out, &run, s.ev, s.n, 0, &v);
+    fclose(out);
+    assert_printed("fault not reachable: this stage has no such step");
+    begin();
+    wants(0, A);
+    key(1, "set");
+    record(2, A, 0, SIM_EV_FAILPOINT, 0, "acquire.after_setnx=crash");
+    crashes(3, A);
+    check();
+    out = capture();
+    sim_report_run(out, &run, s.ev, s.n, 0, &v);
+    fclose(out);
+    ck_assert_msg(strstr(printed, "not reachable") == NULL,
+                  "the failpoint fired, but the report says it is not "
+                  "reachable:\n%s", printed);
+}
+END_TEST
+
+/* A late delete (v2) and a crash deadlock that the answer key says
+ * should also lose mutual exclusion (a cell that differs). */
+START_TEST(test_report_matrix)
+{
+    sim_verdict late, dead;
+    sim_matrix_cell cells[] = {
+        { "baseline", 1, 0, 0, 0, NULL, 0 },
+        { "baseline", 2, 0, 0, 0, NULL, 0 },
+        { "slow-holder", 1, 0, 0, 0, NULL, 0 },
+        { "slow-holder", 2, 0, SIM_ANOM_ME | SIM_ANOM_MD, 0, &late, 0 },
+        { "crash-mid-acquire", 3, 0, 0, 1, NULL, 0 },
+        { "crash-mid-acquire", 1, 0, SIM_ANOM_DL | SIM_ANOM_ME, 0, &dead, 0 },
+    };
+    FILE *out;
+    int matched;
+
+    late_delete_story();
+    cells[3].observed = check();
+    late = v;                 /* the verdict moves to late */
+    memset(&v, 0, sizeof(v));
+    begin();
+    takes(0, A, 0);
+    crashes(100, A);
+    wants(110, B);
+    gives_up(1310, B);
+    cells[5].observed = check();
+    dead = v;
+    memset(&v, 0, sizeof(v));
+    out = capture();
+    matched = sim_report_matrix(out, cells, 6);
+    fclose(out);
+    ck_assert_msg(matched == 5, "the matrix counted %d matching cells; "
+                  "expected 5", matched);
+    assert_printed("slow-holder         -       ME MD\n");
+    assert_printed("crash-mid-acquire   !DL             (-)\n");
+    /* One line per anomaly, the numbers under them: fits a projector. */
+    assert_printed("\nv2 slow-holder        ME  A and B held the lock at once "
+                   "in [312 ms, 900 ms]\n"
+                   "                      ME  B and C held the lock at once "
+                   "in [952 ms, 1300 ms]\n"
+                   "                      MD  A deleted B's lock at 901 ms; "
+                   "C got in at 952 ms\n"
+                   "                          (stock 100 -> 98 after 3 sales: "
+                   "1 update lost)\n");
+    assert_printed("\nv1 crash-mid-acquire  DL  B gave up at 1310 ms: crashed "
+                   "A's key had no TTL\n"
+                   "                      !   differs from the answer key, "
+                   "which says ME DL\n");
+    ck_assert_msg(strstr(printed, "v1 baseline") == NULL, "a cell without "
+                  "an anomaly has evidence lines:\n%s", printed);
+    assert_printed("\n5/6 cells match the answer key\n");
+    assert_narrow(78);
+    sim_verdict_free(&late);
+    sim_verdict_free(&dead);
+}
+END_TEST
+
+/* Eight clients, each taking the key the one before let expire, none
+ * leaving: seven overlaps, five told, then the count. */
+START_TEST(test_report_caps_each_kind)
+{
+    begin();
+    for (int i = 0; i < 8; i++) {
+        takes(i * 400, i, 1);
+        key(i * 400 + 300, "expired");
+    }
+    tell_verdict();
+    ck_assert_msg(sim_verdict_count(&v, SIM_ANOM_ME) == 7, "the checker "
+                  "kept %zu overlaps; expected 7",
+                  sim_verdict_count(&v, SIM_ANOM_ME));
+    assert_said("clients A and B both held the lock in [402 ms, 3100 ms]");
+    assert_said("clients A and F both held the lock in [2002 ms, 3100 ms]");
+    ck_assert_msg(strstr(printed, "[2402 ms") == NULL, "the sixth overlap "
+                  "is told in full:\n%s", printed);
+    assert_said("mutual exclusion lost: and 2 more overlaps like these");
+}
+END_TEST
+
+START_TEST(test_report_cannot_judge)
+{
+    char line[512];
+
+    begin();
+    takes(0, A, 1);
+    key(10, "rename_from");
+    tell_verdict();
+    assert_said("cannot judge this history: a key event \"rename_from\" at "
+                "10 ms");
+    ck_assert_msg(strstr(printed, "no anomaly") == NULL, "a history that "
+                  "cannot be judged is called clean:\n%s", printed);
+    sim_report_evidence(line, sizeof(line), &v, 0);
+    ck_assert_msg(strstr(line, "cannot judge") != NULL, "the evidence line "
+                  "\"%s\" does not say the history cannot be judged", line);
+}
+END_TEST
+
+/* An unknown outcome's reasoning is in the sentence, the rule under it. */
+START_TEST(test_report_unknown_outcome)
+{
+    begin();
+    takes(0, B, 1);
+    key(300, "expired");
+    wants(310, A);
+    key(311, "set");
+    fails(313, A);
+    unlocks(800, B);
+    not_owner(801, B);
+    tell_verdict();
+    assert_said("clients B and A both held the lock in [311 ms, 800 ms]; A's "
+                "acquire ended in an error at 313 ms, but only that acquire "
+                "could have made the key reported at 311 ms");
+    assert_said("rule: an acquire or release that ended in an error or a "
+                "crash may still have taken effect");
+}
+END_TEST
+
+static void free_printed(void)
+{
+    free(printed);
+    printed = NULL;
+    sim_verdict_free(&v);
+}
+
+Suite *report_suite(void)
+{
+    Suite *suite = suite_create("report");
+    TCase *run = tcase_create("run");
+    TCase *matrix = tcase_create("matrix");
+
+    tcase_add_checked_fixture(run, NULL, free_printed);
+    tcase_add_checked_fixture(matrix, NULL, free_printed);
+    tcase_add_test(run, test_report_sentences);
+    tcase_add_test(run, test_report_run_and_timeline);
+    tcase_add_test(run, test_report_marks_every_overlap);
+    tcase_add_test(run, test_report_key_without_ttl);
+    tcase_add_test(run, test_report_failover_mark);
+    tcase_add_test(run, test_report_fault_not_reachable);
+    tcase_add_test(run, test_report_caps_each_kind);
+    tcase_add_test(run, test_report_cannot_judge);
+    tcase_add_test(run, test_report_unknown_outcome);
+    tcase_add_test(matrix, test_report_matrix);
+    suite_add_tcase(suite, run);
+    suite_add_tcase(suite, matrix);
+    return suite;
+}

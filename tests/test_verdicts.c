@@ -1,0 +1,206 @@
+/* test_verdicts: hand-made histories with a known truth, in
+ * tests/histories, each read, judged and reported the way `sim check`
+ * does, and held to its verdict, its sentences and its exit status.
+ *
+ * Each file is a case where a checker can go wrong: a deleter killed
+ * before the observer speaks, a lost observer message, a crash that has
+ * nothing to do with a stuck key, an acquire whose outcome was unknown, a
+ * client past Z, a tie, JSON the reader must take or refuse, a history
+ * that cannot be judged. A teacher can run `build/sim/sim check` on any
+ * of them. Paths are from the repository's root, where make runs this. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+#include "history.h"
+#include "report.h"
+
+#define DIR "tests/histories/"
+#define SAYS 4
+
+typedef struct expect {
+    const char *file;
+    int status;               /* sim check's exit status */
+    const char *set;          /* the anomalies; NULL when status is 2 */
+    const char *says[SAYS];   /* in the report, or in the refusal */
+} expect;
+
+static const expect cases[] = {
+    { "md-deleter-killed.jsonl", 1, "ME MD",
+      { "client A's release deleted client B's lock at 153 ms (it was killed "
+        "before its release returned); B had held it since 102 ms; client C "
+        "took the lock at 156 ms while B was still inside" } },
+    { "md-lone-del-own-earlier.jsonl", 1, "MD",
+      { "client A's lock was deleted at 200 ms by a client that cannot be "
+        "named; A had held it since 102 ms" } },
+    { "md-lone-del-other-earlier.jsonl", 1, "MD",
+      { "client A's lock was deleted at 200 ms by a client that cannot be "
+        "named; A had held it since 102 ms" } },
+    { "md-lost-set.jsonl", 1, "ME MD",
+      { "client A's release deleted client B's lock at 901 ms; B had held it "
+        "since 752 ms; client C took the lock at 906 ms while B was still "
+        "inside",
+        "observer: the observer missed a key's creation: it reported "
+        "\"expire\" at 1 ms while it had reported no key" } },
+    { "dl-pexpire-failed-after-crash.jsonl", 1, "DL",
+      { "client B waited 1200 ms and gave up at 2210 ms while client A's key, "
+        "which no client held, had no TTL: deadlock (A's acquire ended in an "
+        "error at 1003 ms after its key was written, so A never knew it held "
+        "the lock)" } },
+    { "dl-pexpire-failed.jsonl", 1, "DL",
+      { "client B waited 1200 ms and gave up at 2210 ms while client A's key, "
+        "which no client held, had no TTL: deadlock (A's acquire ended in an "
+        "error at 1003 ms" } },
+    { "unknown-acquire-proven-by-release.jsonl", 1, "ME",
+      { "clients B and A both held the lock in [311 ms, 400 ms]; A's acquire "
+        "ended in an error at 313 ms, but its release at 402 ms returned OK, "
+        "and this stage's release checks the owner: the key was A's",
+        "rule: an acquire or release that ended in an error or a crash may "
+        "still have taken effect; the checker counts one only where later "
+        "events prove it" } },
+    { "unknown-acquire-proven-by-key.jsonl", 1, "ME",
+      { "clients B and A both held the lock in [311 ms, 800 ms]; A's acquire "
+        "ended in an error at 313 ms, but only that acquire could have made "
+        "the key reported at 311 ms" } },
+    { "client-30.jsonl", 1, "ME MD DAMAGE",
+      { "clients A and AE both held the lock in [312 ms, 401 ms]",
+        "resource damaged: stock 10 -> 9 after 2 sales: 1 update lost",
+        "client AE " } },
+    { "thread-20.jsonl", 1, "ME",
+      { "clients B and A:20 both held the lock in [312 ms, 500 ms]" } },
+    { "tie-release-first.jsonl", 0, "-", { "no anomaly" } },
+    { "tie-acquire-first.jsonl", 0, "-", { "no anomaly" } },
+    { "json-valid.jsonl", 1, "ME",
+      { "clients A and B both held the lock in [312 ms, 900 ms]" } },
+    { "every-episode.jsonl", 1, "ME MD",
+      { "client A's release deleted client B's lock at 901 ms",
+        "client B's release deleted client C's lock at 1001 ms",
+        "client D's release deleted client E's lock at 2901 ms",
+        "clients E and F both held the lock in [2906 ms, 3000 ms]" } },
+    { "format-1.jsonl", 1, "ME MD DAMAGE",
+      { "v3-set-nx-px / slow-holder",
+        "client A's release deleted client B's lock at 922 ms" } },
+    { "clean.jsonl", 0, "-",
+      { "no anomaly: one holder at a time, no lock deleted by another, no "
+        "deadlock" } },
+    { "empty.jsonl", 2, NULL, { "the file is empty" } },
+    { "header-only.jsonl", 2, NULL, { "the history has no events" } },
+    { "unknown-key-event.jsonl", 2, NULL,
+      { "a key event \"rename_from\" at 100 ms: the checker does not know "
+        "what it does to the lock key" } },
+    { "unknown-type.jsonl", 2, NULL, { ":6: unknown event type \"dance\"" } },
+    { "version-3.jsonl", 2, NULL, { ":1: saved in format version 3" } },
+    { "json-duplicate-key.jsonl", 2, NULL,
+      { ":10: the key \"client\" appears twice" } },
+};
+#define CASES (sizeof(cases) / sizeof(cases[0]))
+
+/* text with every run of blanks and line breaks read as one space. */
+static char *flat(const char *text)
+{
+    char *out = malloc(strlen(text) + 1);
+    size_t k = 0;
+
+    ck_assert_msg(out != NULL, "out of memory");
+    for (; *text; text++)
+        if (*text != ' ' && *text != '\n')
+            out[k++] = *text;
+        else if (k > 0 && out[k - 1] != ' ')
+            out[k++] = ' ';
+    out[k] = '\0';
+    return out;
+}
+
+static void assert_says(const expect *x, const char *what, const char *text)
+{
+    char *f = flat(text);
+
+    for (int i = 0; i < SAYS && x->says[i] != NULL; i++)
+        ck_assert_msg(strstr(f, x->says[i]) != NULL, "%s: the %s does not say "
+                      "\"%s\"; it says:\n%s", x->file, what, x->says[i], text);
+    free(f);
+}
+
+/* Reads, judges and reports one file the way `sim check` does: the
+ * report (or the refusal) into *text, the exit status returned. */
+static int sim_check_file(const char *path, sim_verdict *v, char **text)
+{
+    char why[512];
+    sim_run_info info;
+    size_t n, len;
+    sim_event *ev = sim_history_load_run(path, &info, &n, why, sizeof(why));
+    FILE *out = open_memstream(text, &len);
+    int status;
+
+    memset(v, 0, sizeof(*v));
+    if (ev == NULL) {
+        fprintf(out, "%s", why);
+        fclose(out);
+        return 2;
+    }
+    sim_check_run(&info, ev, n, v);
+    if ((status = sim_verdict_status(v)) == 2)
+        fprintf(out, "%s", v->why);
+    else
+        sim_report_run(out, &info, ev, n, 0, v);
+    fclose(out);
+    free(ev);
+    return status;
+}
+
+START_TEST(test_verdicts_file)
+{
+    const expect *x = &cases[_i];
+    char path[256], *text = NULL, set[64], want[64];
+    sim_verdict v;
+    int status;
+    unsigned want_set = 0;
+
+    snprintf(path, sizeof(path), DIR "%s", x->file);
+    status = sim_check_file(path, &v, &text);
+    ck_assert_msg(status == x->status, "%s: sim check would exit %d; expected "
+                  "%d. It says:\n%s", x->file, status, x->status, text);
+    if (x->set != NULL) {
+        ck_assert_int_eq(sim_anomaly_parse(x->set, &want_set), 0);
+        sim_anomaly_format(v.anomalies, set, sizeof(set));
+        sim_anomaly_format(want_set, want, sizeof(want));
+        ck_assert_msg(v.anomalies == want_set, "%s: the checker found %s; "
+                      "expected %s. It says:\n%s", x->file, set, want, text);
+    }
+    assert_says(x, status == 2 ? "refusal" : "report", text);
+    sim_verdict_free(&v);
+    free(text);
+}
+END_TEST
+
+/* The same instant in either line order: the same verdict, both ways. */
+START_TEST(test_verdicts_ties_agree)
+{
+    sim_verdict a, b;
+    char *ta = NULL, *tb = NULL;
+
+    sim_check_file(DIR "tie-release-first.jsonl", &a, &ta);
+    sim_check_file(DIR "tie-acquire-first.jsonl", &b, &tb);
+    ck_assert_msg(a.anomalies == b.anomalies && a.n_episodes == b.n_episodes,
+                  "the tie's verdict depends on the line order:\n%s\n%s", ta,
+                  tb);
+    sim_verdict_free(&a);
+    sim_verdict_free(&b);
+    free(ta);
+    free(tb);
+}
+END_TEST
+
+Suite *verdicts_suite(void)
+{
+    Suite *suite = suite_create("verdicts");
+    TCase *files = tcase_create("hand-made histories");
+
+    tcase_add_loop_test(files, test_verdicts_file, 0, (int)CASES);
+    tcase_add_test(files, test_verdicts_ties_agree);
+    suite_add_tcase(suite, files);
+    return suite;
+}
