@@ -108,7 +108,7 @@ static void check_damage(sim_verdict *v)
     s->lost = s->final + s->sold - s->initial;
     s->oversold = s->sold > s->initial ? s->sold - s->initial : 0;
     if (s->lost != 0 || s->oversold > 0)
-        v->anomalies |= SIM_ANOM_DAMAGE;
+        v->anomalies |= SIM_ANOM_LU;
 }
 
 static int by_time(const void *a, const void *b)
@@ -276,7 +276,7 @@ static const struct {
     { SIM_ANOM_ME, "ME" },
     { SIM_ANOM_MD, "MD" },
     { SIM_ANOM_DL, "DL" },
-    { SIM_ANOM_DAMAGE, "DAMAGE" },
+    { SIM_ANOM_LU, "LU" },
     { SIM_ANOM_UNJUDGED, "?" },
 };
 #define ANOMALY_COUNT (sizeof(anomaly_names) / sizeof(anomaly_names[0]))

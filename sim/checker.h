@@ -84,9 +84,13 @@
  *     crashed holding, crashed inside its acquire, never learned it held
  *     the lock (its acquire ended in an error and it never released), or
  *     its release failed; or the owner cannot be named.
- * DAMAGE  from stock-initial, stock-final and the count of stock-write
- *     events (sales): final + sold != initial is lost updates, sold >
- *     initial is overselling. No verdict without initial and final.
+ * LU  lost updates: the stock does not show every sale. From
+ *     stock-initial, stock-final and the count of stock-write events
+ *     (sales): final + sold != initial means updates were lost (or the
+ *     stock moved without a recorded sale), sold > initial is
+ *     overselling. No verdict without initial and final. Two holders at
+ *     once (ME) are what lose updates; ME without LU means the resource
+ *     itself refused the stale writes.
  *
  * Ties. Events stamped in the same nanosecond are simultaneous: a hold
  * that ends and one that begins at that instant do not overlap; a key
@@ -101,8 +105,8 @@
  * out of order, events after a crash, events out of time order).
  *
  * Each anomaly is kept as its own episode, in time order; the report
- * decides how many to print. The fault matrix shows ME, MD and DL
- * (SIM_ANOM_CELLS); DAMAGE is evidence that the numbers went wrong too.
+ * decides how many to print. The fault matrix shows ME, MD, DL and LU
+ * (SIM_ANOM_CELLS).
  * An episode carries its kind, so another anomaly is one more kind; a
  * key event's value is the port of the server that reported it, which is
  * what would tell apart the keys of several lock servers. */
@@ -118,10 +122,10 @@
 #define SIM_ANOM_ME 1u        /* mutual exclusion lost */
 #define SIM_ANOM_MD 2u        /* lock deleted by a non-owner */
 #define SIM_ANOM_DL 4u        /* deadlock */
-#define SIM_ANOM_DAMAGE 8u    /* lost updates or overselling */
+#define SIM_ANOM_LU 8u        /* lost updates (or overselling) */
 #define SIM_ANOM_UNJUDGED 16u /* no verdict: sim_verdict.why says why */
 #define SIM_ANOM_CELLS (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL | \
-                        SIM_ANOM_UNJUDGED)
+                        SIM_ANOM_LU | SIM_ANOM_UNJUDGED)
 
 #define SIM_UNNAMED (-2)      /* a client the history cannot name */
 #define SIM_WHY_LEN 256       /* one line of reason */
@@ -212,7 +216,7 @@ typedef struct sim_gap {
     int64_t at_ns;
 } sim_gap;
 
-/* DAMAGE, and the plain numbers of the resource when they are known. */
+/* LU, and the plain numbers of the resource when they are known. */
 typedef struct sim_damage_evidence {
     int64_t initial, final; /* stock before and after the run */
     int64_t sold;           /* stock-write events */
@@ -263,7 +267,7 @@ unsigned sim_check_run(const sim_run_info *run, const sim_event *ev,
 /* Frees what a check allocated; the verdict reads as empty after. */
 void sim_verdict_free(sim_verdict *v);
 
-/* sim check's exit status: 0 clean, 1 an anomaly (damage included), 2 a
+/* sim check's exit status: 0 clean, 1 an anomaly (lost updates included), 2 a
  * history it cannot judge. */
 int sim_verdict_status(const sim_verdict *v);
 
@@ -279,7 +283,7 @@ int sim_check_failpoint_fired(const sim_event *ev, size_t n, const char *name);
  * and other negative numbers "?". Returns buf. */
 const char *sim_check_client_name(int client, char *buf, size_t len);
 
-/* "ME", "MD", "DL", "DAMAGE", "?" (unjudged) for one bit; "?" otherwise. */
+/* "ME", "MD", "DL", "LU", "?" (unjudged) for one bit; "?" otherwise. */
 const char *sim_anomaly_name(unsigned anomaly);
 
 /* A set as the matrix writes it: "ME MD", "DL", "-" when empty. */

@@ -134,8 +134,7 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
                  "one only where later events prove it");
     if (v->stock_known) {
         sim_report_stock(s, sizeof(s), v);
-        say_line(out, v->anomalies & SIM_ANOM_DAMAGE ? "resource damaged" : "",
-                 s);
+        say_line(out, v->anomalies & SIM_ANOM_LU ? "lost updates" : "", s);
     }
 }
 
@@ -162,9 +161,9 @@ void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
                      sim_anomaly_name(v->episodes[i].kind), s);
         used = k < 0 ? len : used + (size_t)k;
     }
-    if ((v->anomalies & SIM_ANOM_DAMAGE) && used < len) {
+    if ((v->anomalies & SIM_ANOM_LU) && used < len) {
         sim_report_stock(s, sizeof(s), v);
-        snprintf(buf + used, len - used, "%sDAMAGE: %s", used ? "; " : "", s);
+        snprintf(buf + used, len - used, "%sLU: %s", used ? "; " : "", s);
     }
 }
 

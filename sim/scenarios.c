@@ -47,7 +47,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.5) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "ME MD", "ME MD", "ME", "ME", "-", "-" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-" } },
 
     /* A is stopped 0.1 L into its section, for 3 L: its lease runs out,
      * v6's watchdog is frozen with it. B arrives at 2.6 L; A wakes at
@@ -57,7 +57,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
-      { "-", "ME MD", "ME MD", "ME", "ME", "ME", "ME" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME" } },
 
     /* A stops for 3 L between its GET and its DEL (v4 only has that
      * step). B arrives 2.5 L after A's release began and takes the
@@ -72,17 +72,20 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .lease = 4,
           .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "ME MD", "-", "-", "-" } },
+      { "-", "-", "-", "ME MD LU", "-", "-", "-" } },
 
-    /* A holds 0.5 L. B never took the lock and releases it 0.1 L after A
-     * got in; C is already waiting and gets in at once if B's release
-     * deleted A's key. */
+    /* A holds 1 L under a 2 L lease. B never took the lock and releases it
+     * 0.1 L after A got in, 0.9 L before A's own release; C is already
+     * waiting and gets in at once if B's release deleted A's key. C holds
+     * 1.5 L (lease 2 L), so A's late DEL at 1 L meets C's key, 0.5 L
+     * before C's own release. */
     { "stranger-unlock", "a client that never took the lock releases it", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START },
+      { { 'A', SIM_PLAN_ONCE, .hold = 1, .wait = 1, .lease = 2, .start = AT_START },
         { 'B', SIM_PLAN_STRANGER, .start = AFTER('A', IN_CS, 0.1) },
-        { 'C', SIM_PLAN_ONCE, .hold = 0.7, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 0) } },
+        { 'C', SIM_PLAN_ONCE, .hold = 1.5, .wait = LONG_WAIT, .lease = 2,
+          .start = AFTER('A', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "ME MD", "ME MD", "ME MD", "-", "-", "-", "-" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-" } },
 
     /* The replica holds back its stream; A takes the lock on the primary;
      * at 0.1 L the primary dies and the replica is promoted without the
@@ -95,7 +98,7 @@ static const sim_scenario table[] = {
           .until = AFTER('B', IN_CS, 0.5) },
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
-      { "ME MD", "ME MD", "ME MD", "ME", "ME", "ME", "ME" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU" } },
 
     /* A's thread asks again for the lock it holds, with a 0.5 L budget
      * (well within the 1 L lease). */

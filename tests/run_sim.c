@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 Suite *checker_suite(void);  /* tests/test_checker.c: ME and MD */
-Suite *deadlock_suite(void); /* tests/test_deadlock.c: DL, damage, refusals */
+Suite *deadlock_suite(void); /* tests/test_deadlock.c: DL, lost updates, refusals */
 Suite *verdicts_suite(void); /* tests/test_verdicts.c: tests/histories */
 Suite *history_suite(void);  /* tests/test_history.c: journal, order, file */
 Suite *report_suite(void);   /* tests/test_report.c: sentences, timeline, matrix */

@@ -1,5 +1,5 @@
 /* test_checker: the checker's rules for ME and MD on hand-written
- * histories (story.h); DL, damage and refusals are in test_deadlock.c.
+ * histories (story.h); DL, lost updates and refusals are in test_deadlock.c.
  * No Redis: each test writes a run down as it would have been recorded and
  * asserts what the checker makes of it. The cases a user reported as
  * files live in tests/histories (test_verdicts.c). */

@@ -1,4 +1,4 @@
-/* test_deadlock: the checker's rules for DL and damage, and the
+/* test_deadlock: the checker's rules for DL and lost updates (LU), and the
  * histories it refuses to judge, on hand-written histories (story.h).
  * No Redis. */
 #define _POSIX_C_SOURCE 200809L
@@ -116,7 +116,7 @@ START_TEST(test_checker_tie_is_no_deadlock)
 }
 END_TEST
 
-/* ---- DAMAGE ----------------------------------------------------------------- */
+/* ---- LU: lost updates -------------------------------------------------- */
 
 START_TEST(test_checker_lost_update)
 {
@@ -126,7 +126,7 @@ START_TEST(test_checker_lost_update)
     sells(11, B, 99);         /* B read 100 too: A's sale is overwritten */
     sells(20, C, 98);
     stock(SIM_EV_STOCK_FINAL, 30, 98);
-    assert_verdict(SIM_ANOM_DAMAGE, "three sales took two units");
+    assert_verdict(SIM_ANOM_LU, "three sales took two units");
     ck_assert_msg(v.stock.lost == 1 && v.stock.oversold == 0,
                   "the checker counted %lld lost and %lld oversold; expected "
                   "1 lost, 0 oversold", (long long)v.stock.lost,
@@ -142,7 +142,7 @@ START_TEST(test_checker_oversold)
     sells(20, B, 0);
     sells(30, C, -1);         /* C read 0 with no lock check of its own */
     stock(SIM_EV_STOCK_FINAL, 40, -1);
-    assert_verdict(SIM_ANOM_DAMAGE, "three sales of two units");
+    assert_verdict(SIM_ANOM_LU, "three sales of two units");
     ck_assert_msg(v.stock.oversold == 1 && v.stock.lost == 0,
                   "the checker counted %lld oversold and %lld lost; expected "
                   "1 oversold, 0 lost", (long long)v.stock.oversold,
@@ -262,11 +262,11 @@ static void free_verdict(void)
 
 Suite *deadlock_suite(void)
 {
-    Suite *suite = suite_create("deadlock, damage, refusals");
+    Suite *suite = suite_create("deadlock, lost updates, refusals");
     TCase *dl = tcase_create("deadlock");
-    TCase *damage = tcase_create("resource damage");
+    TCase *lost = tcase_create("lost updates");
     TCase *other = tcase_create("refusals and names");
-    TCase *all[] = { dl, damage, other };
+    TCase *all[] = { dl, lost, other };
 
     tcase_add_test(dl, test_checker_waiter_behind_live_holder);
     tcase_add_test(dl, test_checker_crashed_holder_with_ttl);
@@ -275,9 +275,9 @@ Suite *deadlock_suite(void)
     tcase_add_test(dl, test_checker_crash_before_key_reported);
     tcase_add_test(dl, test_checker_self_deadlock);
     tcase_add_test(dl, test_checker_tie_is_no_deadlock);
-    tcase_add_test(damage, test_checker_lost_update);
-    tcase_add_test(damage, test_checker_oversold);
-    tcase_add_test(damage, test_checker_stock_intact_or_unknown);
+    tcase_add_test(lost, test_checker_lost_update);
+    tcase_add_test(lost, test_checker_oversold);
+    tcase_add_test(lost, test_checker_stock_intact_or_unknown);
     tcase_add_test(other, test_checker_cannot_judge);
     tcase_add_test(other, test_checker_out_of_order);
     tcase_add_test(other, test_checker_anomaly_names);

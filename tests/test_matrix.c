@@ -115,7 +115,7 @@ static void assert_cell(const sim_run *run, const sim_verdict *v,
                   evidence[0] ? evidence : "No anomaly was found.");
     /* Lost updates need two clients inside at once: damage without ME
      * would mean the history or the checker is wrong. */
-    ck_assert_msg(!(v->anomalies & SIM_ANOM_DAMAGE) || (observed & SIM_ANOM_ME),
+    ck_assert_msg(!(v->anomalies & SIM_ANOM_LU) || (observed & SIM_ANOM_ME),
                   "v%d %s: the stock was damaged without lost mutual exclusion: %s",
                   CAPS.stage, run->info.scenario, evidence);
 }

@@ -249,7 +249,7 @@ START_TEST(test_report_matrix)
         { "baseline", 1, 0, 0, 0, NULL, 0 },
         { "baseline", 2, 0, 0, 0, NULL, 0 },
         { "slow-holder", 1, 0, 0, 0, NULL, 0 },
-        { "slow-holder", 2, 0, SIM_ANOM_ME | SIM_ANOM_MD, 0, &late, 0 },
+        { "slow-holder", 2, 0, SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_LU, 0, &late, 0 },
         { "crash-mid-acquire", 3, 0, 0, 1, NULL, 0 },
         { "crash-mid-acquire", 1, 0, SIM_ANOM_DL | SIM_ANOM_ME, 0, &dead, 0 },
     };
@@ -273,17 +273,20 @@ START_TEST(test_report_matrix)
     fclose(out);
     ck_assert_msg(matched == 5, "the matrix counted %d matching cells; "
                   "expected 5", matched);
-    assert_printed("slow-holder         -       ME MD\n");
-    assert_printed("crash-mid-acquire   !DL             (-)\n");
-    /* One line per anomaly, the numbers under them: fits a projector. */
+    /* Each column as wide as its widest cell, two blanks apart. */
+    assert_printed("scenario           v1   v2        v3   v4");
+    assert_printed("slow-holder        -    ME MD LU\n");
+    assert_printed("crash-mid-acquire  !DL            (-)\n");
+    /* One line per anomaly, the lost updates with their numbers: fits a
+     * projector. */
     assert_printed("\nv2 slow-holder        ME  A and B held the lock at once "
                    "in [312 ms, 900 ms]\n"
                    "                      ME  B and C held the lock at once "
                    "in [952 ms, 1300 ms]\n"
                    "                      MD  A deleted B's lock at 901 ms; "
                    "C got in at 952 ms\n"
-                   "                          (stock 100 -> 98 after 3 sales: "
-                   "1 update lost)\n");
+                   "                      LU  stock 100 -> 98 after 3 sales: "
+                   "1 update lost\n");
     assert_printed("\nv1 crash-mid-acquire  DL  B gave up at 1310 ms: crashed "
                    "A's key had no TTL\n"
                    "                      !   differs from the answer key, "

@@ -65,9 +65,9 @@ static const expect cases[] = {
       { "clients B and A both held the lock in [311 ms, 800 ms]; A's acquire "
         "ended in an error at 313 ms, but only that acquire could have made "
         "the key reported at 311 ms" } },
-    { "client-30.jsonl", 1, "ME MD DAMAGE",
+    { "client-30.jsonl", 1, "ME MD LU",
       { "clients A and AE both held the lock in [312 ms, 401 ms]",
-        "resource damaged: stock 10 -> 9 after 2 sales: 1 update lost",
+        "lost updates: stock 10 -> 9 after 2 sales: 1 update lost",
         "client AE " } },
     { "thread-20.jsonl", 1, "ME",
       { "clients B and A:20 both held the lock in [312 ms, 500 ms]" } },
@@ -80,7 +80,7 @@ static const expect cases[] = {
         "client B's release deleted client C's lock at 1001 ms",
         "client D's release deleted client E's lock at 2901 ms",
         "clients E and F both held the lock in [2906 ms, 3000 ms]" } },
-    { "format-1.jsonl", 1, "ME MD DAMAGE",
+    { "format-1.jsonl", 1, "ME MD LU",
       { "v3-set-nx-px / slow-holder",
         "client A's release deleted client B's lock at 922 ms" } },
     { "clean.jsonl", 0, "-",
