@@ -111,6 +111,47 @@ static void check_damage(sim_verdict *v)
         v->anomalies |= SIM_ANOM_LU;
 }
 
+/* The first read or write of the stock, before event i, that carried
+ * token: it showed the resource that token. NONE_AT: none did. */
+static size_t first_access(const chk *c, size_t i, int64_t token)
+{
+    for (size_t j = 0; j < i; j++)
+        if ((c->ev[j].type == SIM_EV_STOCK_READ ||
+             c->ev[j].type == SIM_EV_STOCK_WRITE) && c->ev[j].token == token)
+            return j;
+    return NONE_AT;
+}
+
+/* Each write the resource refused, with the access that had raised the
+ * fence it met. */
+static void find_refusals(chk *c)
+{
+    sim_verdict *v = c->v;
+    size_t cap = 0;
+
+    for (size_t i = 0; i < c->n && !c->failed; i++) {
+        const sim_event *e = &c->ev[i];
+        sim_refusal *r;
+        size_t by;
+
+        if (e->type != SIM_EV_STOCK_REFUSED)
+            continue;
+        r = sim_checker_grow(c, v->refusals, &cap, v->n_refusals + 1, sizeof(*r));
+        if (r == NULL)
+            return;
+        v->refusals = r;
+        r = &v->refusals[v->n_refusals++];
+        *r = (sim_refusal){ i, e->t_ns, e->client, e->thread, e->token,
+                            e->value, SIM_UNNAMED, 0, 0, NEVER };
+        if ((by = first_access(c, i, e->value)) != NONE_AT) {
+            r->by = c->ev[by].client;
+            r->by_thread = c->ev[by].thread;
+            r->by_type = c->ev[by].type;
+            r->by_ns = c->ev[by].t_ns;
+        }
+    }
+}
+
 static int by_time(const void *a, const void *b)
 {
     const sim_episode *x = a, *y = b;
@@ -158,6 +199,7 @@ static void judge(chk *c)
     sim_checker_mutual_exclusion(c);
     sim_checker_foreign_deletes(c);
     sim_checker_deadlocks(c);
+    find_refusals(c);
     if (c->failed)
         return;
     if (c->v->n_episodes > 1)
@@ -224,6 +266,7 @@ void sim_verdict_free(sim_verdict *v)
     free(v->gaps);
     free(v->keys);
     free(v->overlaps);
+    free(v->refusals);
     memset(v, 0, sizeof(*v));
 }
 

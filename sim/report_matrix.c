@@ -162,6 +162,25 @@ static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
     }
 }
 
+/* The writes the resource refused, MATRIX_CAP of them, then how many
+ * more; label is cleared once printed. */
+static void matrix_refusals(FILE *out, const sim_verdict *v, int64_t t0,
+                            char *label)
+{
+    char text[SIM_REPORT_SENTENCE];
+    size_t i;
+
+    for (i = 0; i < v->n_refusals && i < MATRIX_CAP; i++) {
+        sim_report_refusal_brief(text, sizeof(text), &v->refusals[i], t0);
+        evidence_line(out, label, "F", text);
+        label[0] = '\0';
+    }
+    if (v->n_refusals > i) {
+        snprintf(text, sizeof(text), "and %zu more like it", v->n_refusals - i);
+        evidence_line(out, label, "", text);
+    }
+}
+
 /* A cell's episodes, one short line each, the stock's numbers under
  * them, and "!" when the cell differs from the answer key. */
 static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
@@ -182,6 +201,8 @@ static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
         evidence_line(out, label, "LU", text);
         label[0] = '\0';
     }
+    if (v != NULL)
+        matrix_refusals(out, v, c->t0_ns, label);
     if (!cell_matches(c)) {
         sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
         snprintf(text, sizeof(text), "differs from the answer key, which "
@@ -194,7 +215,7 @@ static void matrix_legend(FILE *out)
 {
     fprintf(out, "ME  mutual exclusion lost     MD  lock deleted by a non-owner\n"
             "DL  deadlock                   LU  lost updates: sales the stock does not show\n"
-            "-   none\n"
+            "-   none                       F   the fence held: a stale write refused\n"
             "?   the history could not be judged\n"
             "(-) fault not reachable: this stage has no such step\n"
             "!   differs from the answer key\n");

@@ -32,6 +32,12 @@ static void record(sim_workload *w, sim_event_type type, long long value,
     sim_history_add(w->h, w->client, MAIN_THREAD, type, value, detail);
 }
 
+/* A step that carried our fencing token (0 in stages without one). */
+static void record_token(sim_workload *w, sim_event_type type, long long value)
+{
+    sim_history_add_token(w->h, w->client, MAIN_THREAD, type, value, w->token, "");
+}
+
 /* ---- the resource ------------------------------------------------------------ */
 
 static int read_key(sim_workload *w, const char *key, long long *value)
@@ -114,7 +120,7 @@ static int acquire(sim_workload *w)
         /* Asked once per acquisition, as a caller of the lock would: a
          * hold whose lease runs out meanwhile still writes with it. */
         w->token = dlock_token(w->lock);
-        record(w, SIM_EV_ACQUIRE_OK, w->token, "");
+        record_token(w, SIM_EV_ACQUIRE_OK, 0);
     } else if (rc == DLOCK_BUSY) {
         record(w, SIM_EV_ACQUIRE_BUSY, w->plan->wait_ms, "");
     } else {
@@ -153,7 +159,7 @@ static int cs_enter(sim_workload *w, long long *stock)
     sim_control_reach(w->ctl, w->client, SIM_PHASE_IN_CS);
     if (read_stock(w, stock) != 0)
         return -1;
-    record(w, SIM_EV_STOCK_READ, *stock, "");
+    record_token(w, SIM_EV_STOCK_READ, *stock);
     return 0;
 }
 
@@ -167,8 +173,10 @@ static int cs_exit(sim_workload *w, long long stock)
     if (stock > 0) {
         if ((rc = write_stock(w, stock - 1, &highest)) < 0)
             return -1;
-        if (rc != SIM_RESOURCE_REFUSED)
-            record(w, SIM_EV_STOCK_WRITE, stock - 1, "");
+        if (rc == SIM_RESOURCE_REFUSED)
+            record_token(w, SIM_EV_STOCK_REFUSED, highest);
+        else
+            record_token(w, SIM_EV_STOCK_WRITE, stock - 1);
     }
     record(w, SIM_EV_CS_EXIT, 0, "");
     return 0;

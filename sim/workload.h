@@ -9,8 +9,10 @@
  * release invoke/ok/not-owner/error), by client and thread.
  *
  * In a stage that draws fencing tokens, the read and the write carry the
- * holder's token (resource.h: the fenced stock), and a write the resource
- * refuses is no sale. acquire-ok records the token the hold drew.
+ * holder's token (resource.h: the fenced stock), and so do their events;
+ * a write the resource refuses is no sale but a stock-refused event, with
+ * the highest token the resource had seen. acquire-ok carries the token
+ * the hold drew.
  *
  * The bench's plans (make bench) use the same lock calls: uncontended
  * pairs in batches, timed and not recorded; and a contended read-modify-

@@ -97,6 +97,28 @@ static void late_delete_story(void)
     stock(SIM_EV_STOCK_FINAL, 1300, 98);
 }
 
+/* The fence at work: the refused write in a sentence, the stock's numbers
+ * with it, and its line in the matrix's evidence. */
+START_TEST(test_report_refused_write)
+{
+    sim_matrix_cell cell = { "gc-pause", 1, 0, SIM_ANOM_ME, 0, &v, 0 };
+    FILE *out;
+
+    fenced_pause_story();
+    tell_verdict();
+    assert_said("the fence held: client A's write with token 1 was refused at "
+                "400 ms: client B had read the stock with token 2 at 315 ms");
+    assert_said("stock 10 -> 9 after 1 sale and 1 refused write: no update lost");
+    cell.observed = v.anomalies;
+    out = capture();
+    sim_report_matrix(out, &cell, 1);
+    fclose(out);
+    assert_printed("                      F   A's write refused at 400 ms: its "
+                   "token 1 < B's 2\n");
+    assert_narrow(78);
+}
+END_TEST
+
 START_TEST(test_report_sentences)
 {
     begin();
@@ -375,6 +397,7 @@ Suite *report_suite(void)
     tcase_add_checked_fixture(run, NULL, free_printed);
     tcase_add_checked_fixture(matrix, NULL, free_printed);
     tcase_add_test(run, test_report_sentences);
+    tcase_add_test(run, test_report_refused_write);
     tcase_add_test(run, test_report_run_and_timeline);
     tcase_add_test(run, test_report_marks_every_overlap);
     tcase_add_test(run, test_report_key_without_ttl);
