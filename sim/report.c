@@ -114,7 +114,8 @@ static void tell_gaps(FILE *out, const sim_verdict *v, const sim_event *ev,
     }
 }
 
-/* Each write the resource refused: the fence at work. */
+/* Each write the resource refused: the fence at work; and two holders
+ * with one token: the fence failing. */
 static void tell_refusals(FILE *out, const sim_verdict *v, int64_t t0)
 {
     char s[SIM_REPORT_SENTENCE];
@@ -127,6 +128,10 @@ static void tell_refusals(FILE *out, const sim_verdict *v, int64_t t0)
         snprintf(s, sizeof(s), "and %zu more refused writes like these",
                  v->n_refusals - SIM_REPORT_CAP);
         say_line(out, "the fence held", s);
+    }
+    if (v->token_clash) {
+        sim_report_clash(s, sizeof(s), &v->clash, t0);
+        say_line(out, "the fence failed", s);
     }
 }
 

@@ -63,6 +63,12 @@ void sim_report_refusal(char *buf, size_t len, const sim_refusal *r,
 void sim_report_refusal_brief(char *buf, size_t len, const sim_refusal *r,
                               int64_t t0_ns);
 
+/* Two holders with one token, in words: long and short. */
+void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
+                      int64_t t0_ns);
+void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
+                            int64_t t0_ns);
+
 /* A gap in the observer's stream, in words. */
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,
                     const sim_event *ev, int64_t t0_ns);

@@ -162,8 +162,9 @@ static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
     }
 }
 
-/* The writes the resource refused, MATRIX_CAP of them, then how many
- * more; label is cleared once printed. */
+/* The fence: the writes the resource refused, MATRIX_CAP of them, then
+ * how many more, and two holders with one token; label is cleared once
+ * printed. */
 static void matrix_refusals(FILE *out, const sim_verdict *v, int64_t t0,
                             char *label)
 {
@@ -178,6 +179,11 @@ static void matrix_refusals(FILE *out, const sim_verdict *v, int64_t t0,
     if (v->n_refusals > i) {
         snprintf(text, sizeof(text), "and %zu more like it", v->n_refusals - i);
         evidence_line(out, label, "", text);
+    }
+    if (v->token_clash) {
+        sim_report_clash_brief(text, sizeof(text), &v->clash, t0);
+        evidence_line(out, label, "F", text);
+        label[0] = '\0';
     }
 }
 
@@ -215,7 +221,8 @@ static void matrix_legend(FILE *out)
 {
     fprintf(out, "ME  mutual exclusion lost     MD  lock deleted by a non-owner\n"
             "DL  deadlock                   LU  lost updates: sales the stock does not show\n"
-            "-   none                       F   the fence held: a stale write refused\n"
+            "-   none\n"
+            "F   the fence: a stale write refused, or one token held by two\n"
             "?   the history could not be judged\n"
             "(-) fault not reachable: this stage has no such step\n"
             "!   differs from the answer key\n");

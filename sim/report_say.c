@@ -384,6 +384,32 @@ void sim_report_refusal_brief(char *buf, size_t len, const sim_refusal *r,
                        (long long)r->token, by, (long long)r->fence);
 }
 
+void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
+                      int64_t t0_ns)
+{
+    char a[SIM_REPORT_NAME], b[SIM_REPORT_NAME];
+
+    sim_report_who(a, sizeof(a), k->a, k->a_thread);
+    sim_report_who(b, sizeof(b), k->b, k->b_thread);
+    sim_report_put(buf, len, "client %s %s the stock with token %lld at %ld ms, "
+                   "the token client %s had used since %ld ms: the resource "
+                   "could not tell the two apart", b,
+                   k->b_type == SIM_EV_STOCK_WRITE ? "wrote" : "read",
+                   (long long)k->token, sim_report_ms(k->b_ns, t0_ns), a,
+                   sim_report_ms(k->a_ns, t0_ns));
+}
+
+void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
+                            int64_t t0_ns)
+{
+    char a[SIM_REPORT_NAME], b[SIM_REPORT_NAME];
+
+    sim_report_who(a, sizeof(a), k->a, k->a_thread);
+    sim_report_who(b, sizeof(b), k->b, k->b_thread);
+    sim_report_put(buf, len, "%s and %s both used token %lld (%s from %ld ms)",
+                   a, b, (long long)k->token, b, sim_report_ms(k->b_ns, t0_ns));
+}
+
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,
                     const sim_event *ev, int64_t t0_ns)
 {

@@ -103,6 +103,23 @@ void fenced_pause_story(void)
     stock(SIM_EV_STOCK_FINAL, 1000, 9);
 }
 
+void fenced_failover_story(void)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 10);
+    takes(0, A, 1);
+    reads(5, A, 10, 1);
+    record(29, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 0, "promote");
+    takes(30, B, 1);
+    reads(33, B, 10, 1);
+    sells_fenced(200, A, 9, 1);
+    unlocks(201, A);
+    not_owner(202, A);
+    sells_fenced(900, B, 9, 1);
+    gives_back(901, B);
+    stock(SIM_EV_STOCK_FINAL, 1000, 9);
+}
+
 unsigned check(void)
 {
     ck_assert_msg(sim_history_sort(s.ev, s.n) == 0, "out of memory");

@@ -64,6 +64,12 @@ void gives_back(long ms, int c);
  * 400 ms (not the owner at 402 ms); B sells at 900 ms. Stock 10 -> 9. */
 void fenced_pause_story(void);
 
+/* Failover under a fence: A (token 1) reads the stock at 5 ms; at 29 ms
+ * the replica is promoted without A's key and without A's increment; B
+ * takes the lock there, draws token 1 again and reads at 33 ms; A sells
+ * at 200 ms (not the owner at 202 ms), B at 900 ms. Stock 10 -> 9. */
+void fenced_failover_story(void);
+
 /* Sorts the story by sim_event_order and checks it. */
 unsigned check(void);
 

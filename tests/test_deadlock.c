@@ -172,6 +172,25 @@ START_TEST(test_checker_refused_write)
                   r->by_ns == 315 * MS, "the checker says client %d showed "
                   "token 2 by a %s at %lld ns; expected B's read at 315 ms",
                   r->by, sim_event_type_name(r->by_type), (long long)r->by_ns);
+    ck_assert_msg(!v.token_clash, "A and B had tokens 1 and 2, yet the checker "
+                  "says clients %d and %d shared token %lld", v.clash.a,
+                  v.clash.b, (long long)v.clash.token);
+}
+END_TEST
+
+START_TEST(test_checker_token_clash)
+{
+    fenced_failover_story();  /* B reads with A's token 1 at 33 ms */
+    check();
+    ck_assert_msg((v.anomalies & SIM_ANOM_LU) && v.n_refusals == 0, "expected "
+                  "a lost update and no refused write; the checker found \"%s\" "
+                  "and %zu refused", set_text(v.anomalies), v.n_refusals);
+    ck_assert_msg(v.token_clash && v.clash.token == 1 && v.clash.a == A &&
+                  v.clash.b == B && v.clash.b_type == SIM_EV_STOCK_READ &&
+                  v.clash.b_ns == 33 * MS, "expected B's read at 33 ms to "
+                  "share token 1 with A; the checker says %s (%d and %d, token "
+                  "%lld)", v.token_clash ? "a clash" : "none", v.clash.a,
+                  v.clash.b, (long long)v.clash.token);
 }
 END_TEST
 
@@ -324,6 +343,7 @@ Suite *deadlock_suite(void)
     tcase_add_test(lost, test_checker_stock_intact_or_unknown);
     tcase_add_test(lost, test_checker_refused_write);
     tcase_add_test(lost, test_checker_refused_write_unnamed);
+    tcase_add_test(lost, test_checker_token_clash);
     tcase_add_test(other, test_checker_cannot_judge);
     tcase_add_test(other, test_checker_out_of_order);
     tcase_add_test(other, test_checker_anomaly_names);

@@ -119,6 +119,27 @@ START_TEST(test_report_refused_write)
 }
 END_TEST
 
+/* The fence failing: two holders with one token, in a sentence. */
+START_TEST(test_report_token_clash)
+{
+    sim_matrix_cell cell = { "failover", 1, 0, SIM_ANOM_ME | SIM_ANOM_LU, 0, &v, 0 };
+    FILE *out;
+
+    fenced_failover_story();
+    tell_verdict();
+    assert_said("the fence failed: client B read the stock with token 1 at 33 "
+                "ms, the token client A had used since 5 ms: the resource "
+                "could not tell the two apart");
+    cell.observed = v.anomalies;
+    out = capture();
+    sim_report_matrix(out, &cell, 1);
+    fclose(out);
+    assert_printed("                      F   A and B both used token 1 (B from "
+                   "33 ms)\n");
+    assert_narrow(78);
+}
+END_TEST
+
 START_TEST(test_report_sentences)
 {
     begin();
@@ -398,6 +419,7 @@ Suite *report_suite(void)
     tcase_add_checked_fixture(matrix, NULL, free_printed);
     tcase_add_test(run, test_report_sentences);
     tcase_add_test(run, test_report_refused_write);
+    tcase_add_test(run, test_report_token_clash);
     tcase_add_test(run, test_report_run_and_timeline);
     tcase_add_test(run, test_report_marks_every_overlap);
     tcase_add_test(run, test_report_key_without_ttl);
