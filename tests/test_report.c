@@ -97,22 +97,30 @@ static void late_delete_story(void)
     stock(SIM_EV_STOCK_FINAL, 1300, 98);
 }
 
+/* Prints the matrix of one cell, observed as the verdict v says. */
+static void matrix_of(sim_matrix_cell *cell)
+{
+    FILE *out;
+
+    cell->observed = v.anomalies;
+    out = capture();
+    sim_report_matrix(out, cell, 1);
+    fclose(out);
+}
+
 /* The fence at work: the refused write in a sentence, the stock's numbers
  * with it, and its line in the matrix's evidence. */
 START_TEST(test_report_refused_write)
 {
-    sim_matrix_cell cell = { "gc-pause", 1, 0, SIM_ANOM_ME, 0, &v, 0 };
-    FILE *out;
+    sim_matrix_cell cell = { .scenario = "gc-pause", .stage = 1,
+                             .expected = SIM_ANOM_ME, .verdict = &v };
 
     fenced_pause_story();
     tell_verdict();
     assert_said("the fence held: client A's write with token 1 was refused at "
                 "400 ms: client B had read the stock with token 2 at 315 ms");
     assert_said("stock 10 -> 9 after 1 sale and 1 refused write: no update lost");
-    cell.observed = v.anomalies;
-    out = capture();
-    sim_report_matrix(out, &cell, 1);
-    fclose(out);
+    matrix_of(&cell);
     assert_printed("                      F   A's write refused at 400 ms: its "
                    "token 1 < B's 2\n");
     assert_narrow(78);
@@ -122,18 +130,15 @@ END_TEST
 /* The fence failing: two holders with one token, in a sentence. */
 START_TEST(test_report_token_clash)
 {
-    sim_matrix_cell cell = { "failover", 1, 0, SIM_ANOM_ME | SIM_ANOM_LU, 0, &v, 0 };
-    FILE *out;
+    sim_matrix_cell cell = { .scenario = "failover", .stage = 1,
+                             .expected = SIM_ANOM_ME | SIM_ANOM_LU, .verdict = &v };
 
     fenced_failover_story();
     tell_verdict();
     assert_said("the fence failed: client B read the stock with token 1 at 33 "
                 "ms, the token client A had used since 5 ms: the resource "
                 "could not tell the two apart");
-    cell.observed = v.anomalies;
-    out = capture();
-    sim_report_matrix(out, &cell, 1);
-    fclose(out);
+    matrix_of(&cell);
     assert_printed("                      F   A and B both used token 1 (B from "
                    "33 ms)\n");
     assert_narrow(78);
