@@ -50,10 +50,13 @@ static const sim_scenario table[] = {
       { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-" } },
 
     /* A is stopped 0.1 L into its section, for 3 L: its lease runs out,
-     * v6's watchdog is frozen with it. B arrives at 2.6 L; A wakes at
-     * 3.1 L and releases while B's key (2.6..3.6 L) is alive. */
+     * v6's watchdog is frozen with it. Its section lasts 0.5 L, so a
+     * nemesis that a loaded machine delays by up to 0.4 L still stops it
+     * inside; the section's end has passed when it wakes. B arrives at
+     * 2.6 L and reads the stock; A wakes at 3.1 L, writes and releases
+     * while B's key (2.6..3.6 L) is alive. */
     { "gc-pause", "the holder's whole process stops (GC, SIGSTOP) for longer than its lease", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.2, .wait = 1, .start = AT_START },
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START },
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
