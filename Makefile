@@ -1,4 +1,4 @@
-# lockstep: a Redis lock in six stages, and a simulator that breaks them.
+# lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
 #   make test                       every stage, then the simulator's and the bench's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
