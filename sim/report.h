@@ -27,9 +27,10 @@
  * history, 0 for one read back with sim_history_load. Clients are letters:
  * client 0 is A, 26 is AA; a thread other than 0 is written "B:1".
  *
- * A run's story is every episode of the verdict and every release result
+ * A run's story is every episode of the verdict, every release result
  * that matters (NOT_OWNER: the lock was lost before the release; an
- * error: its outcome is unknown), in time order, up to five of a kind in
+ * error: its outcome is unknown) and the fence's work (writes refused, a
+ * token two holders shared), in time order, up to five of a kind in
  * full and then "and N more ... like these"; the matrix, whose lines must
  * fit a projector, tells the episodes, up to three per cell and kind. */
 #ifndef SIM_REPORT_H
@@ -76,9 +77,14 @@ void sim_report_title(FILE *out, const sim_run_info *run);
 void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
                         size_t n, int64_t t0_ns);
 
+/* The kinds of a story's lines that are not episodes. */
+#define SIM_REPORT_RELEASE 0         /* a release result */
+#define SIM_REPORT_REFUSAL (1u << 8) /* a write the resource refused */
+#define SIM_REPORT_CLASH (1u << 9)   /* two holders with one token */
+
 /* One line of a run's story. */
 typedef struct sim_report_line {
-    unsigned kind;         /* SIM_ANOM_ME, _MD or _DL; 0: a release result */
+    unsigned kind;         /* SIM_ANOM_ME, _MD or _DL, or SIM_REPORT_* */
     size_t more;           /* 0: text tells one; else "and <more> ..." */
     int64_t at_ns;         /* when (for a "more" line: the last one's) */
     const char *heading;   /* "mutual exclusion lost", "release", ...; ""
@@ -88,9 +94,10 @@ typedef struct sim_report_line {
 
 typedef void sim_report_line_fn(const sim_report_line *line, void *arg);
 
-/* The story of a run, in time order: each episode of v and each release
- * result that matters, cap of a kind in full, then one "and N more ...
- * like these" line per kind that had more. fn gets each line. Returns
+/* The story of a run, in time order: each episode of v, each release
+ * result that matters, each write the resource refused and the first
+ * token two holders shared, cap of a kind in full, then one "and N more
+ * ... like these" line per kind that had more. fn gets each line. Returns
  * the lines told. The terminal (sim_report_verdict) tells it with cap
  * SIM_REPORT_CAP; a page can tell it in full. */
 size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
@@ -118,12 +125,13 @@ void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
                          int64_t t0_ns);
 
 /* The fault matrix: rows = scenarios in order of first appearance,
- * columns v1..v6, each cell's anomalies ("ME MD", "DL", "-", "?" when its
- * history could not be judged), "!" before a cell that differs from the
- * answer key, "(-)" for a fault the stage cannot reach; then each cell's
- * evidence under the table, one short line per episode (78 columns at
- * most), the stock's numbers under them; and the last line "54/54 cells
- * match the answer key". Returns the matching count. */
+ * a column per stage, each as wide as its widest cell, each cell's
+ * anomalies ("ME MD", "DL", "-", "?" when its history could not be
+ * judged), "!" before a cell that differs from the answer key, "(-)" for
+ * a fault the stage cannot reach; then each cell's evidence under the
+ * table, one short line per episode (78 columns at most), the stock's
+ * numbers under them; and the last line "63/63 cells match the answer
+ * key". Returns the matching count. */
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n);
 
 #endif

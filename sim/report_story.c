@@ -1,6 +1,7 @@
 /* report_story: a run told in time order, one line each: every episode
- * of the verdict, and every release result that matters. The terminal
- * and a page tell the same story from here.
+ * of the verdict, every release result that matters, and the fence's
+ * work (a write the resource refused, a token two holders shared). The
+ * terminal and a page tell the same story from here.
  *
  * A release result matters when it says more than "done": NOT_OWNER
  * means the lock was lost before the release came (the stage refused to
@@ -14,13 +15,38 @@
 #include "report_internal.h"
 
 #define PART (SIM_REPORT_SENTENCE / 2) /* a clause of a sentence */
-#define RELEASE 3                      /* the kinds' slot for releases */
+#define NEVER INT64_MAX                /* a source with nothing left */
 
-/* A slot per kind of line: ME, MD, DL and release results. */
-static int slot(unsigned kind)
+/* Each kind of line: what heads it, and its plural for "and 3 more ...
+ * like these". The heading of an episode's kind comes from report_say,
+ * but DL's, whose sentence ends in its own word "deadlock". */
+static const struct {
+    unsigned kind;
+    const char *heading;
+    const char *plural;
+} kinds[] = {
+    { SIM_ANOM_ME, NULL, NULL },
+    { SIM_ANOM_MD, NULL, NULL },
+    { SIM_ANOM_DL, NULL, NULL },
+    { SIM_REPORT_RELEASE, "release", "release results" },
+    { SIM_REPORT_REFUSAL, "the fence held", "refused writes" },
+    { SIM_REPORT_CLASH, "the fence failed", "shared tokens" },
+};
+#define KINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static size_t slot(unsigned kind)
 {
-    return kind == SIM_ANOM_ME ? 0 : kind == SIM_ANOM_MD ? 1
-           : kind == SIM_ANOM_DL ? 2 : RELEASE;
+    size_t k = 0;
+
+    while (k + 1 < KINDS && kinds[k].kind != kind)
+        k++;
+    return k;
+}
+
+static const char *heading(unsigned kind)
+{
+    return kinds[slot(kind)].heading != NULL ? kinds[slot(kind)].heading
+           : sim_report_heading(kind);
 }
 
 static int worth_telling(const sim_event *e)
@@ -210,75 +236,117 @@ static void release_say(char *buf, size_t len, const sim_verdict *v,
 
 /* ---- the story ---------------------------------------------------------------- */
 
-static void tell_episode(const sim_episode *e, const sim_event *ev,
-                         int64_t t0, sim_report_line *line)
+/* A story being told: where it comes from, where it goes, and how many
+ * of each kind it met. */
+typedef struct story {
+    const sim_verdict *v;
+    const sim_event *ev;
+    size_t n;
+    int64_t t0;
+    size_t cap;
+    sim_report_line_fn *fn;
+    void *arg;
+    size_t seen[KINDS];
+    int64_t last[KINDS];
+    size_t told;
+} story;
+
+/* The next source of the story's next line: the one whose next line
+ * comes first; an episode first among lines of one instant, then the
+ * fence, then a release. */
+enum { EPISODE, REFUSAL, CLASH, RELEASE_EVENT, NONE };
+
+static int next_source(const story *st, size_t e, size_t r, int clash,
+                       size_t i)
 {
-    line->kind = e->kind;
+    int64_t at[NONE] = {
+        e < st->v->n_episodes ? st->v->episodes[e].at_ns : NEVER,
+        r < st->v->n_refusals ? st->v->refusals[r].at_ns : NEVER,
+        clash ? st->v->clash.b_ns : NEVER,
+        i < st->n ? st->ev[i].t_ns : NEVER,
+    };
+    int best = NONE;
+
+    for (int k = 0; k < NONE; k++)
+        if (at[k] != NEVER && (best == NONE || at[k] < at[best]))
+            best = k;
+    return best;
+}
+
+/* One line of a kind at a time: told while its kind is under the cap. */
+static void tell(story *st, unsigned kind, int64_t at, sim_report_line *line)
+{
+    size_t k = slot(kind);
+
+    st->last[k] = at;
+    if (st->seen[k]++ >= st->cap)
+        return;
+    line->kind = kind;
     line->more = 0;
-    line->at_ns = e->at_ns;
+    line->at_ns = at;
     /* The DL sentence ends with its own word "deadlock". */
-    line->heading = e->kind == SIM_ANOM_DL ? "" : sim_report_heading(e->kind);
-    sim_report_say(line->text, sizeof(line->text), e, ev, t0);
+    line->heading = kind == SIM_ANOM_DL ? "" : heading(kind);
+    st->fn(line, st->arg);
+    st->told++;
 }
 
 /* One "and N more ... like these" line for each kind that had more. */
-static size_t tell_more(const size_t seen[4], size_t cap, const int64_t last[4],
-                        sim_report_line_fn *fn, void *arg)
+static void tell_more(story *st)
 {
-    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL, 0 };
     sim_report_line line;
-    size_t told = 0;
 
-    for (int k = 0; k < 4; k++) {
-        if (seen[k] <= cap)
+    for (size_t k = 0; k < KINDS; k++) {
+        if (st->seen[k] <= st->cap)
             continue;
-        line.kind = kinds[k];
-        line.more = seen[k] - cap;
-        line.at_ns = last[k];
-        line.heading = k == RELEASE ? "release" : sim_report_heading(kinds[k]);
+        line.kind = kinds[k].kind;
+        line.more = st->seen[k] - st->cap;
+        line.at_ns = st->last[k];
+        line.heading = heading(kinds[k].kind);
         sim_report_put(line.text, sizeof(line.text), "and %zu more %s like "
-                       "these", line.more, k == RELEASE ? "release results"
-                       : sim_report_plural(kinds[k]));
-        fn(&line, arg);
-        told++;
+                       "these", line.more, kinds[k].plural != NULL ?
+                       kinds[k].plural : sim_report_plural(kinds[k].kind));
+        st->fn(&line, st->arg);
+        st->told++;
     }
-    return told;
 }
 
 size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
                         int64_t t0_ns, size_t cap, sim_report_line_fn *fn,
                         void *arg)
 {
-    size_t seen[4] = { 0, 0, 0, 0 }, told = 0, e = 0, i = 0;
-    int64_t last[4] = { 0, 0, 0, 0 };
+    story st = { v, ev, ev != NULL ? n : 0, t0_ns, cap, fn, arg,
+                 { 0 }, { 0 }, 0 };
+    size_t e = 0, r = 0, i = 0;
+    int clash = v->token_clash;
     sim_report_line line;
 
-    if (ev == NULL)
-        n = 0;
-    while (e < v->n_episodes || i < n) {
-        /* An episode goes first among lines of one instant. */
-        int episode = i >= n || (e < v->n_episodes &&
-                                 v->episodes[e].at_ns <= ev[i].t_ns);
-        int k;
-
-        if (!episode && !worth_telling(&ev[i])) {
+    for (;;) {
+        while (i < st.n && !worth_telling(&ev[i]))
             i++;
-            continue;
+        switch (next_source(&st, e, r, clash, i)) {
+        case EPISODE:
+            sim_report_say(line.text, sizeof(line.text), &v->episodes[e], ev,
+                           t0_ns);
+            tell(&st, v->episodes[e].kind, v->episodes[e].at_ns, &line);
+            e++;
+            break;
+        case REFUSAL:
+            sim_report_refusal(line.text, sizeof(line.text), &v->refusals[r],
+                               t0_ns);
+            tell(&st, SIM_REPORT_REFUSAL, v->refusals[r++].at_ns, &line);
+            break;
+        case CLASH:
+            sim_report_clash(line.text, sizeof(line.text), &v->clash, t0_ns);
+            tell(&st, SIM_REPORT_CLASH, v->clash.b_ns, &line);
+            clash = 0;
+            break;
+        case RELEASE_EVENT:
+            release_say(line.text, sizeof(line.text), v, ev, st.n, i, t0_ns);
+            tell(&st, SIM_REPORT_RELEASE, ev[i++].t_ns, &line);
+            break;
+        default:
+            tell_more(&st);
+            return st.told;
         }
-        k = episode ? slot(v->episodes[e].kind) : RELEASE;
-        last[k] = episode ? v->episodes[e].at_ns : ev[i].t_ns;
-        if (seen[k]++ < cap) {
-            if (episode) {
-                tell_episode(&v->episodes[e], ev, t0_ns, &line);
-            } else {
-                line = (sim_report_line){ 0, 0, ev[i].t_ns, "release", "" };
-                release_say(line.text, sizeof(line.text), v, ev, n, i, t0_ns);
-            }
-            fn(&line, arg);
-            told++;
-        }
-        e += episode;
-        i += !episode;
     }
-    return told + tell_more(seen, cap, last, fn, arg);
 }
