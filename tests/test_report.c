@@ -46,6 +46,16 @@ static void assert_said(const char *want)
     free(flat);
 }
 
+/* Where text lies in printed; fails the test when it is not there. */
+static size_t said_at(const char *text)
+{
+    const char *p = printed != NULL ? strstr(printed, text) : NULL;
+
+    ck_assert_msg(p != NULL, "the report does not say \"%s\"; it printed:"
+                  "\n%s", text, printed ? printed : "(nothing)");
+    return (size_t)(p - printed);
+}
+
 static void assert_narrow(size_t width)
 {
     for (const char *line = printed; *line; ) {
@@ -126,6 +136,12 @@ START_TEST(test_report_refused_write)
     assert_said("the fence held: client A's write with token 1 was refused at "
                 "400 ms: client B had read the stock with token 2 at 315 ms");
     assert_said("stock 10 -> 9 after 1 sale and 1 refused write: no update lost");
+    /* One story in time order: the overlap (310 ms), the refusal (400 ms),
+     * A's release that found the lock gone (402 ms). */
+    ck_assert_msg(said_at("clients A and B both held") < said_at("the fence "
+                  "held") && said_at("the fence held") < said_at("release: "
+                  "client A's release at 402 ms returned NOT_OWNER"), "the "
+                  "fence's line is not told in time order:\n%s", printed);
     matrix_of(&cell);
     assert_printed("                      F   A's write refused at 400 ms: its "
                    "token 1 < B's 2\n");
@@ -446,16 +462,6 @@ static void paused_holder_story(void)
     record(1500, B, 0, SIM_EV_CS_EXIT, 0, "");
     gives_back(1500, B);
     stock(SIM_EV_STOCK_FINAL, 1600, 9);
-}
-
-/* Where text lies in printed; fails the test when it is not there. */
-static size_t said_at(const char *text)
-{
-    const char *p = printed != NULL ? strstr(printed, text) : NULL;
-
-    ck_assert_msg(p != NULL, "the report does not say \"%s\"; it printed:"
-                  "\n%s", text, printed ? printed : "(nothing)");
-    return (size_t)(p - printed);
 }
 
 START_TEST(test_report_release_not_owner)
