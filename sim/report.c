@@ -69,33 +69,10 @@ static void say_line(FILE *out, const char *heading, const char *text)
     sim_report_wrapped(out, line, 2, 4, SIM_REPORT_WIDTH);
 }
 
-/* Each episode in time order, SIM_REPORT_CAP of a kind in full; then how
- * many more of each kind there were. */
-static void tell_episodes(FILE *out, const sim_verdict *v, const sim_event *ev,
-                          int64_t t0)
+/* One line of the story, under its heading. */
+static void say_story_line(const sim_report_line *line, void *out)
 {
-    static const unsigned order[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL };
-    char s[SIM_REPORT_SENTENCE], more[64];
-    size_t told[3] = { 0, 0, 0 };
-
-    for (size_t i = 0; i < v->n_episodes; i++) {
-        const sim_episode *e = &v->episodes[i];
-
-        if ((*slot(told, e->kind))++ >= SIM_REPORT_CAP)
-            continue;
-        sim_report_say(s, sizeof(s), e, ev, t0);
-        /* The DL sentence ends with its own word "deadlock". */
-        say_line(out, e->kind == SIM_ANOM_DL ? "" : sim_report_heading(e->kind), s);
-    }
-    for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
-        size_t n = sim_verdict_count(v, order[k]);
-
-        if (n <= SIM_REPORT_CAP)
-            continue;
-        snprintf(more, sizeof(more), "and %zu more %s like these",
-                 n - SIM_REPORT_CAP, sim_report_plural(order[k]));
-        say_line(out, sim_report_heading(order[k]), more);
-    }
+    say_line(out, line->heading, line->text);
 }
 
 static void tell_gaps(FILE *out, const sim_verdict *v, const sim_event *ev,
@@ -114,29 +91,8 @@ static void tell_gaps(FILE *out, const sim_verdict *v, const sim_event *ev,
     }
 }
 
-/* Each write the resource refused: the fence at work; and two holders
- * with one token: the fence failing. */
-static void tell_refusals(FILE *out, const sim_verdict *v, int64_t t0)
-{
-    char s[SIM_REPORT_SENTENCE];
-
-    for (size_t i = 0; i < v->n_refusals && i < SIM_REPORT_CAP; i++) {
-        sim_report_refusal(s, sizeof(s), &v->refusals[i], t0);
-        say_line(out, "the fence held", s);
-    }
-    if (v->n_refusals > SIM_REPORT_CAP) {
-        snprintf(s, sizeof(s), "and %zu more refused writes like these",
-                 v->n_refusals - SIM_REPORT_CAP);
-        say_line(out, "the fence held", s);
-    }
-    if (v->token_clash) {
-        sim_report_clash(s, sizeof(s), &v->clash, t0);
-        say_line(out, "the fence failed", s);
-    }
-}
-
 void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
-                        int64_t t0_ns)
+                        size_t n, int64_t t0_ns)
 {
     char s[SIM_REPORT_SENTENCE];
 
@@ -144,11 +100,10 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
         say_line(out, "cannot judge this history", v->why);
         return;
     }
-    tell_episodes(out, v, ev, t0_ns);
-    tell_refusals(out, v, t0_ns);
+    sim_report_story(v, ev, n, t0_ns, SIM_REPORT_CAP, say_story_line, out);
     if ((v->anomalies & SIM_ANOM_CELLS) == 0)
-        fprintf(out, "  no anomaly: one holder at a time, no lock deleted by "
-                "another, no deadlock\n");
+        say_line(out, "no anomaly", "one holder at a time, no lock deleted "
+                 "by another, no deadlock");
     tell_gaps(out, v, ev, t0_ns);
     if (v->unknown_used)
         say_line(out, "rule", "an acquire or release that ended in an error "
@@ -212,7 +167,8 @@ void sim_report_run(FILE *out, const sim_run_info *run, const sim_event *ev,
             fprintf(out, "  fault not reachable: this stage has no such step "
                     "(%s)\n", run->failpoint);
     }
-    sim_report_verdict(out, v, ev, t0_ns);
+    sim_report_verdict(out, v, ev, n, t0_ns);
     fputc('\n', out);
-    sim_report_timeline(out, ev, n, t0_ns, run != NULL ? run->clients : 0, v);
+    sim_report_timeline(out, ev, n, t0_ns, run != NULL ? run->clients : 0,
+                        run != NULL ? run->lease_ms : 0, v);
 }
