@@ -110,7 +110,7 @@ typedef struct sim_bench_stage {
 
 typedef struct sim_bench {
     int runs;
-    int only_stage;             /* 0 = all six */
+    int only_stage;             /* 0 = every stage */
     const char *out;            /* the JSON-lines file */
     char command_line[512];
     char build_dir[PATH_MAX];   /* holds vN/client */
@@ -123,6 +123,7 @@ typedef struct sim_bench {
     char pinning[256];          /* what went where, in words */
     char redis_version[32];
     char date[40];
+    double load[3];             /* the load average at the start; -1: unknown */
     int sessions;               /* names each session's files */
     sim_bench_stage result[SIM_BENCH_RUNS_MAX][SIM_STAGES];
 } sim_bench;

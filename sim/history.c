@@ -32,6 +32,7 @@ static const char *type_names[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_RELEASE_ERROR] = "release-error",
     [SIM_EV_STOCK_READ] = "stock-read",
     [SIM_EV_STOCK_WRITE] = "stock-write",
+    [SIM_EV_STOCK_REFUSED] = "stock-refused",
     [SIM_EV_CRASH] = "crash",
     [SIM_EV_PAUSE_BEGIN] = "pause-begin",
     [SIM_EV_PAUSE_END] = "pause-end",
@@ -131,7 +132,8 @@ void sim_history_close(sim_history *h)
 
 /* Fills the next slot and publishes it. */
 static int add(sim_history *h, int client, int thread, int node,
-               sim_event_type type, int64_t value, const char *detail)
+               sim_event_type type, int64_t value, int64_t token,
+               const char *detail)
 {
     unsigned slot = atomic_fetch_add_explicit(&h->reserved, 1,
                                               memory_order_relaxed);
@@ -146,6 +148,7 @@ static int add(sim_history *h, int client, int thread, int node,
     e->type = type;
     e->node = node;
     e->value = value;
+    e->token = token;
     snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
     atomic_store_explicit(&h->ready[slot], 1, memory_order_release);
     return 0;
@@ -154,13 +157,20 @@ static int add(sim_history *h, int client, int thread, int node,
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail)
 {
-    return add(h, client, thread, 0, type, value, detail);
+    return add(h, client, thread, 0, type, value, 0, detail);
+}
+
+int sim_history_add_token(sim_history *h, int client, int thread,
+                          sim_event_type type, int64_t value, int64_t token,
+                          const char *detail)
+{
+    return add(h, client, thread, 0, type, value, token, detail);
 }
 
 int sim_history_add_node(sim_history *h, int node, sim_event_type type,
                          int64_t value, const char *detail)
 {
-    return add(h, SIM_NO_CLIENT, 0, node, type, value, detail);
+    return add(h, SIM_NO_CLIENT, 0, node, type, value, 0, detail);
 }
 
 /* ---- order ------------------------------------------------------------ */
@@ -177,6 +187,7 @@ static const unsigned char type_rank[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_CS_ENTER] = 3,
     [SIM_EV_STOCK_READ] = 4,
     [SIM_EV_STOCK_WRITE] = 5,
+    [SIM_EV_STOCK_REFUSED] = 5,
     [SIM_EV_CS_EXIT] = 6,
     [SIM_EV_RELEASE_INVOKE] = 7,
     [SIM_EV_RELEASE_OK] = 8,
@@ -236,6 +247,7 @@ int sim_event_order(const sim_event *a, const sim_event *b)
     CMP(a->node, b->node);
     CMP(a->type, b->type);
     CMP(a->value, b->value);
+    CMP(a->token, b->token);
     return strncmp(a->detail, b->detail, sizeof(a->detail));
 }
 

@@ -5,6 +5,10 @@
  *                      observer's gaps, one line for a failed test
  *   report_say.c       the sentences: one per episode, long for a run and
  *                      short for the matrix, and the stock's numbers
+ *   report_story.c     a run's story: the episodes and the release
+ *                      results that matter, in time order
+ *   report_nodes.c     a lock of several nodes: each node's fault, and
+ *                      who held which nodes when the story turned
  *   report_timeline.c  the ASCII timeline
  *   report_matrix.c    the fault matrix and its evidence */
 #ifndef SIM_REPORT_INTERNAL_H
@@ -16,8 +20,6 @@
 #include "report.h"
 
 #define SIM_REPORT_WIDTH 72     /* a run's lines */
-#define SIM_REPORT_SENTENCE 512 /* one episode in words */
-#define SIM_REPORT_CAP 5        /* episodes of a kind told in full */
 #define SIM_REPORT_NAME 32      /* "B:1", "AB:12" */
 
 /* "B", or "B:1" for a thread other than the main one; "?" unnamed. */
@@ -52,8 +54,38 @@ void sim_report_brief(char *buf, size_t len, const sim_episode *e,
 const char *sim_report_heading(unsigned kind);
 const char *sim_report_plural(unsigned kind);
 
-/* "stock 100 -> 98 after 3 sales: 1 update lost". */
+/* "stock 100 -> 98 after 3 sales: 1 update lost"; with "and 1 refused
+ * write" after the sales when the resource refused any. */
 void sim_report_stock(char *buf, size_t len, const sim_verdict *v);
+
+/* A write the resource refused, in words: long (a run's verdict) or
+ * short (the matrix). */
+void sim_report_refusal(char *buf, size_t len, const sim_refusal *r,
+                        int64_t t0_ns);
+void sim_report_refusal_brief(char *buf, size_t len, const sim_refusal *r,
+                              int64_t t0_ns);
+
+/* Two holders with one token, in words: long and short. */
+void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
+                      int64_t t0_ns);
+void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
+                            int64_t t0_ns);
+
+/* A lock of several nodes (v->nodes > 1), in words. A node's fault (it
+ * went down, restarted empty, or failed over): "node 0 restarted empty
+ * at 140 ms and lost A's key", and 1; 0 when e is no such fault, or the
+ * lock has one node. */
+int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
+                          const sim_event *e, int64_t t0_ns);
+
+/* Who held which nodes when the story turned (the first time two held
+ * the lock, or else the first time a waiter gave up): "at 260 ms, B's
+ * key was on nodes 0, 3 and 4, a majority; A's on nodes 1 and 2", that
+ * moment in *at_ns, and 1; 0 when there is no such moment or the lock
+ * has one node. */
+int sim_report_majority(char *buf, size_t len, const sim_verdict *v,
+                        const sim_event *ev, size_t n, int64_t t0_ns,
+                        int64_t *at_ns);
 
 /* A gap in the observer's stream, in words. */
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,

@@ -18,6 +18,7 @@
 #define SIM_CAP_REENTRANT 0x10u /* the holder's thread may acquire again (v6) */
 #define SIM_CAP_WATCHDOG  0x20u /* a thread renews the lease while held (v6) */
 #define SIM_CAP_PUBSUB    0x40u /* waiters wake on the unlock message (v6) */
+#define SIM_CAP_TOKEN     0x80u /* each acquisition draws a fencing token (v7) */
 #define SIM_CAP_QUORUM    0x100u /* a majority of independent masters (v8) */
 
 #define SIM_NODES_MAX 5 /* the most independent masters a stage may talk to:

@@ -30,6 +30,7 @@ typedef struct stage_caps {
     int reentrant;       /* the holder's thread may acquire again (v6) */
     int watchdog;        /* a thread renews the lease while held (v6) */
     int pubsub;          /* waiters wake on the unlock message (v6) */
+    int token;           /* each acquisition draws a fencing token (v7) */
     int quorum;          /* a majority of independent masters (v8) */
 } stage_caps;
 
@@ -37,7 +38,8 @@ typedef struct stage_caps {
 #define SIM_STAGE(n, folder, base, masters, adds) \
     [n - 1] = { n, folder, base, masters, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), \
       STAGE_HAS(n, OWNER), STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), \
-      STAGE_HAS(n, WATCHDOG), STAGE_HAS(n, PUBSUB), STAGE_HAS(n, QUORUM) },
+      STAGE_HAS(n, WATCHDOG), STAGE_HAS(n, PUBSUB), STAGE_HAS(n, TOKEN), \
+      STAGE_HAS(n, QUORUM) },
 __attribute__((unused)) static const stage_caps stage_table[STAGE_COUNT] = {
 #include "stages.def"
 };

@@ -112,6 +112,8 @@ START_TEST(test_history_round_trip)
     s.ev[s.n++] = (sim_event){ .t_ns = 5500000, .client = SIM_NO_CLIENT, .node = 4,
                                .type = SIM_EV_RESTART, .value = 6379, .detail = "" };
     stock(SIM_EV_STOCK_INITIAL, 6, 100);
+    reads(7, A, 100, 4);
+    refused(8, A, 4, 5);
     snprintf(first, sizeof(first), "%s", temp_file());
     snprintf(second, sizeof(second), "%s", temp_file());
     ck_assert_msg(sim_history_save_run(first, &run, s.ev, s.n, 0, err,
@@ -128,6 +130,8 @@ START_TEST(test_history_round_trip)
                                        sizeof(err)) == 0, "save failed: %s", err);
     a = slurp(first);
     b = slurp(second);
+    ck_assert_msg(strstr(a, "\"type\":\"stock-refused\",\"node\":0,\"value\":5,\"token\":4,") != NULL,
+                  "the refused write was not saved with its fence and token:\n%s", a);
     ck_assert_msg(strcmp(a, b) == 0, "saving a loaded history gave another "
                   "file:\n%s\nthen\n%s", a, b);
     free(a);

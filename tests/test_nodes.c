@@ -195,6 +195,14 @@ START_TEST(test_nodes_report)
                   said(text, "B's key was on nodes 0, 3 and 4, a majority; A's on nodes 1 "
                        "and 2"), "the report does not tell the restart and the majority; "
                   "it printed:\n%s", text);
+    /* In time order: the nodes' faults before the overlap, who held which
+     * nodes right after it, A's release last. */
+    ck_assert_msg(strstr(text, "  nodes: ") != NULL && strstr(text, "  majority: ") != NULL &&
+                  strstr(text, "  nodes: ") < strstr(text, "  mutual exclusion lost: ") &&
+                  strstr(text, "  mutual exclusion lost: ") < strstr(text, "  majority: ") &&
+                  strstr(text, "  majority: ") < strstr(text, "  release: "), "the story is "
+                  "not told in time order (nodes, the overlap, the majority, the release):\n%s",
+                  text);
     for (int k = 0; k < NODES; k++) {
         char lane[16];
 

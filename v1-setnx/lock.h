@@ -85,6 +85,15 @@ int dlock_acquire(dlock *l);
  * or DLOCK_ERR. */
 int dlock_release(dlock *l);
 
+/* The fencing token of the calling thread's current hold, or 0 when the
+ * thread holds no lock through l, or the stage draws no tokens. A stage
+ * that draws them takes each from a counter on the lock's server that
+ * only grows, so a later holder has a higher token. A holder sends its
+ * token with every write to the resource it guards; a resource that
+ * refuses a token lower than the highest it has seen refuses a holder
+ * whose lease ran out while it was paused. */
+long long dlock_token(dlock *l);
+
 /* The last failed call's reason, "" when none has failed. When threads
  * share one handle, it is the reason of whichever failed last. Only
  * dlock_new, dlock_acquire and dlock_release write it: a thread that a
