@@ -94,17 +94,19 @@ static const sim_scenario table[] = {
 
     /* The replica holds back its stream; A takes the lock on the primary
      * (node 0); at 0.1 L the primary dies and the replica is promoted
-     * without the lock. B takes it there and holds 3 L. A works until
-     * 0.5 L after B got in (however long the promotion took: a sentinel
-     * needs about a second), then its release (an I/O error, then a retry)
-     * reaches the new primary while B's key is alive. A's lease (12 L)
+     * without the lock. B takes it there and holds 3 L under a 4 L
+     * lease. A works until 0.5 L after B got in (however long the
+     * promotion took: a sentinel needs about a second), then its release
+     * (an I/O error, then a retry) reaches the new primary while B's key
+     * has 3.5 L to live, however late a loaded machine runs the retry.
+     * A's lease (12 L)
      * outlasts the promotion (a sentinel's takes about 4 L) and B's whole
      * wait (3 L): where B never gets in (a majority of nodes), A leaves
      * 0.5 L after B gave up, its lease still running. */
     { "failover", "the primary dies before the lock reached its replica", 10,
       { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 12, .start = AT_START,
           .until = AFTER('B', IN_CS, 0.5) },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .start = AFTER_FAULT(0) } },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
       { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-" } },
 
@@ -121,11 +123,11 @@ static const sim_scenario table[] = {
      * say OK, a majority that A's 1 and 2 cannot stop. Of one node, the
      * primary restarts empty and B takes the lock there. Then as in the
      * failover: A works until 0.5 L after B got in, and releases into B's
-     * lock, its own lease (12 L) still running. */
+     * lock (4 L), its own lease (12 L) still running. */
     { "restart", "a node restarts without persistence and forgets the lock", 10,
       { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 12, .start = AT_START,
           .until = AFTER('B', IN_CS, 0.5) },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .start = AFTER_FAULT(0) } },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
         .down = 2 },
       { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU" } },
