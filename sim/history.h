@@ -49,7 +49,9 @@
 #include <stdint.h>
 
 #define SIM_HISTORY_MAX 65536  /* events per run: a run makes a few thousand */
-#define SIM_DETAIL_LEN 48      /* room for a key event, failpoint or step name */
+#define SIM_DETAIL_LEN 128     /* room for a key event, failpoint or step name,
+                                * and a lock's whole error line (v8's name
+                                * nodes): DLOCK_ERRSTR_LEN in lock.h */
 #define SIM_NO_CLIENT (-1)     /* the event comes from the observer or nemesis */
 #define SIM_NAME_LEN 32        /* a stage or scenario name */
 #define SIM_WHAT_LEN 128       /* a scenario's one-line statement */

@@ -262,14 +262,14 @@ END_TEST
 /* A detail too long for an event is cut at a character, not in one. */
 START_TEST(test_history_long_detail)
 {
-    char text[256];
+    char text[4 * SIM_DETAIL_LEN + 128], detail[2 * SIM_DETAIL_LEN + 16] = "I/O error:";
     sim_event e;
 
+    /* Two-byte characters from an even offset: the limit falls in one. */
+    for (int i = 0; i < SIM_DETAIL_LEN; i++)
+        strcat(detail, "\xc3\xa9");
     snprintf(text, sizeof(text), "{\"t_ns\":1,\"client\":0,\"type\":"
-             "\"acquire-error\",\"detail\":\"%s\"}\n",
-             "I/O error:\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-             "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-             "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+             "\"acquire-error\",\"detail\":\"%s\"}\n", detail);
     load_one(text, &e);
     ck_assert_msg(strlen(e.detail) == SIM_DETAIL_LEN - 2 &&
                   (unsigned char)e.detail[strlen(e.detail) - 1] == 0xa9,
