@@ -204,7 +204,7 @@ START_TEST(test_nodes_report)
                   "not told in time order (nodes, the overlap, the majority, the release):\n%s",
                   text);
     for (int k = 0; k < NODES; k++) {
-        char lane[16];
+        char lane[24];
 
         snprintf(lane, sizeof(lane), "\nnode %d  ", k);
         ck_assert_msg(strstr(text, lane) != NULL, "the timeline has no lane for node %d:\n%s",
