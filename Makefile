@@ -3,7 +3,10 @@
 #   make test                       every stage, then the simulator's and the bench's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
-#   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional)
+#   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional;
+#                                   html=1: its page too, in build/runs)
+#   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
+#                                   build/report/index.html
 #   make bench                      each stage against the Redis round-trip limit
 #   make diff from=N to=M           what changed between two stages (side=1: side by side)
 #   make diff to=M                  what stage M changed on the stage it is built on
@@ -53,7 +56,7 @@ SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.
                   sim/util.c sim/proc.c sim/fleet.c sim/resource.c sim/pool.c)
 SIM_CLIENT_SRCS := $(wildcard sim/client_main.c sim/workload.c sim/failpoint.c sim/history.c \
                      sim/control.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
-SIM_LIB_SRCS += $(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c)
+SIM_LIB_SRCS += $(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c sim/html*.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the

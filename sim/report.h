@@ -18,6 +18,7 @@
  *                            int64_t t0_ns);
  *   int  sim_report_matrix(FILE *out, const sim_matrix_cell *cells,
  *                          size_t n);
+ *   const char *sim_report_matrix_legend(size_t i, const char **mark);
  *
  * Times are printed in ms from t0_ns, the run's start: h->t0_ns for a live
  * history, 0 for one read back with sim_history_load. Clients are letters:
@@ -90,5 +91,9 @@ void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
  * most), the stock's numbers under them; and the last line "54/54 cells
  * match the answer key". Returns the matching count. */
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n);
+
+/* The matrix legend's i-th entry: its meaning, the mark into *mark;
+ * NULL past the last. */
+const char *sim_report_matrix_legend(size_t i, const char **mark);
 
 #endif

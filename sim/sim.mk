@@ -1,10 +1,12 @@
 # sim.mk: the simulator's program and its commands (included by the Makefile).
 #
-#   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]   one run, with its timeline
+#   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]   one run, with its timeline
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
+#   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report
 #
 # jobs=N: cells played at once (1..16; default 3 per CPU). sentinel=1: a
-# real redis-sentinel promotes the replica in the failover.
+# real redis-sentinel promotes the replica in the failover. html=1: the
+# run's page too, in build/runs (a page of its own, outside the site).
 #
 # build/sim/sim is one program for every stage: it runs the clients of a
 # stage as processes of that stage's build/vN/client.
@@ -39,11 +41,23 @@ sim: check-deps
 	    echo "scenarios: $$($(SIM_PROGRAM) list --names | tr '\n' ' ')"; \
 	    exit 2; }
 	@$(MAKE) --no-print-directory sim-build-stage stage=$(stage)
-	@$(SIM_PROGRAM) run --stage $(stage) --scenario $(scenario) $(SIM_OPTS)
+	@$(SIM_PROGRAM) run --stage $(stage) --scenario $(scenario) $(SIM_OPTS) \
+	    $(if $(filter 1,$(html)),--html $(BUILD)/runs)
 
 demo: check-deps
 	@$(MAKE) --no-print-directory sim-build
 	@$(SIM_PROGRAM) demo $(if $(jobs),--jobs $(jobs)) $(SIM_OPTS)
+
+# The site is written anew each time: no page of an earlier run stays.
+REPORT_DIR := $(BUILD)/report
+REPORT_BUILD = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+.PHONY: report
+report: check-deps
+	@$(MAKE) --no-print-directory sim-build
+	@rm -rf $(REPORT_DIR)
+	@$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
+	    $(if $(jobs),--jobs $(jobs)) $(SIM_OPTS)
 
 # make bench lives in its own file.
 -include sim/bench.mk
