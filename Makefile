@@ -1,6 +1,7 @@
 # lockstep: a Redis lock in six stages, and a simulator that breaks them.
 #
-#   make test                       every stage, then the simulator's and the bench's own tests
+#   make test                       every stage, then the simulator's, the bench's and the
+#                                   report's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional;
@@ -125,6 +126,7 @@ else
 	done; \
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
 	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
+	$(MAKE) --no-print-directory report-test || failed="$$failed report-test"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "== all stages passed =="
 endif

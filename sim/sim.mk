@@ -59,5 +59,27 @@ report: check-deps
 	@$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
 	    $(if $(jobs),--jobs $(jobs)) $(SIM_OPTS)
 
+# make report-test: make report's site, loaded in a headless Chromium
+# (tests/browser.sh), which it installs when it can; where it cannot, the
+# test says so in one line and passes. A cell that differs from the
+# answer key is for the stage tests to judge: the site is tested all the
+# same.
+SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o \
+                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/stage.o \
+                  $(BUILD)/sim/scenarios.o $(BUILD)/sim/util.o \
+                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c))
+
+$(BUILD)/site_test: $(SITE_TEST_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
+
+.PHONY: report-test
+report-test: check-deps
+	@tests/deps.sh browser || true
+	@$(MAKE) --no-print-directory $(BUILD)/site_test
+	@echo "== the report: make report's site in a headless browser =="
+	@mkdir -p $(BUILD); $(MAKE) --no-print-directory report >$(BUILD)/report-test.log 2>&1; \
+	    tail -n 3 $(BUILD)/report-test.log | head -n 1
+	@$(BUILD)/site_test $(REPORT_DIR)
+
 # make bench lives in its own file.
 -include sim/bench.mk
