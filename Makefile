@@ -65,7 +65,8 @@ SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/test_report.c tests/test_verdicts.c \
-                   tests/test_tally.c tests/test_stages.c tests/test_pool.c tests/run_sim.c)
+                   tests/test_tally.c tests/test_stages.c tests/test_pool.c tests/test_html.c \
+                   tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
 .DEFAULT_GOAL := all
@@ -137,15 +138,16 @@ stage-test:
 	@$(BUILD)/v$(stage)/tests
 
 # ---- the simulator's own tests (no Redis) --------------------------------
-# The checker, the bench's tally, history and report run on hand-written
-# histories, the stage list and the answer key are read as tables, the pool
+# The checker, the bench's tally, history, report and its web pages run
+# on hand-written histories, the stage list and the answer key are read as tables, the pool
 # runs small functions: no server and no stage is run, so the binary needs
 # only these modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
                  $(BUILD)/sim/tally.o $(BUILD)/sim/stage.o $(BUILD)/sim/scenarios.o \
                  $(BUILD)/sim/pool.o $(BUILD)/sim/proc.o $(BUILD)/sim/util.o \
-                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c))
+                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c \
+                   sim/report_*.c sim/html*.c))
 
 $(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h sim/*.def tests/*.h)
 	@mkdir -p $(@D)
@@ -156,7 +158,7 @@ $(BUILD)/test_sim: $(SIM_TEST_OBJS)
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim
-	@echo "== simulator: history, checker, report, tally, stages, pool (no Redis) =="
+	@echo "== simulator: history, checker, report, tally, stages, pool, html (no Redis) =="
 	@$(BUILD)/test_sim
 
 # ---- diff --------------------------------------------------------------

@@ -285,12 +285,17 @@ static void stories(FILE *f, const char *readme, const sim_html_run *runs,
         sim_html_esc(f, sc);
         fputs("\">\n<h3>", f);
         sim_html_esc(f, sc);
-        fputs("</h3>\n<p>", f);
+        fputs("</h3>\n", f);
         story = readme != NULL ? sim_html_story(readme, sc, &len) : NULL;
-        if (story != NULL)
+        if (story != NULL) {
+            fputs("<p>", f);
             sim_html_inline(f, story, len, NULL, NULL);
-        else
+        } else {
+            /* Said, not hidden: the README's matrix section lacks a row. */
+            fputs("<p class=\"no-story\">README.md tells no story of this row; "
+                  "the scenario shows that ", f);
             sim_html_esc(f, runs[i].info->what);
+        }
         fputs("</p>\n", f);
         row_evidence(f, runs, n, sc);
         fputs("</section>\n", f);

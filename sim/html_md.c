@@ -247,10 +247,14 @@ static void row(md *m, const char *s, size_t n, const char *tag)
                 code = !code;
             c++;
         }
+        const char *e = c;
+
         while (s < c && *s == ' ')
             s++;
+        while (e > s && e[-1] == ' ')
+            e--;
         fprintf(m->f, "<%s>", tag);
-        sim_html_inline(m->f, s, (size_t)(c - s), m->link, m->arg);
+        sim_html_inline(m->f, s, (size_t)(e - s), m->link, m->arg);
         fprintf(m->f, "</%s>", tag);
         s = c + 1;
     }
