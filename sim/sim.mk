@@ -3,6 +3,8 @@
 #   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]   one run, with its timeline
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
 #   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report
+#   make report-test                 that site in a headless browser (part of make test)
+#   make screenshots                 the README's pictures of it, docs/*.png
 #
 # jobs=N: cells played at once (1..16; default 3 per CPU). sentinel=1: a
 # real redis-sentinel promotes the replica in the failover. html=1: the
@@ -80,6 +82,20 @@ report-test: check-deps
 	@mkdir -p $(BUILD); $(MAKE) --no-print-directory report >$(BUILD)/report-test.log 2>&1; \
 	    tail -n 3 $(BUILD)/report-test.log | head -n 1
 	@$(BUILD)/site_test $(REPORT_DIR)
+
+# make screenshots: the README's two pictures, taken from a fresh make
+# report by the report test's headless browser: the matrix page, and
+# the timeline of v3's slow holder.
+SHOT_W := 1400
+
+.PHONY: screenshots
+screenshots:
+	@$(MAKE) --no-print-directory report
+	@tests/deps.sh browser
+	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 900
+	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/runs/v3-slow-holder.html \
+	    docs/timeline.png $(SHOT_W) 980
+	@echo "screenshots: docs/matrix.png docs/timeline.png"
 
 # make bench lives in its own file.
 -include sim/bench.mk
