@@ -97,6 +97,20 @@ static void block(row *rows, size_t *n, long a0, long a1, long b0, long b1)
     }
 }
 
+/* L[i * (k + 1) + j]: how many lines a's lines from p + i and b's from
+ * p + j have in common, in order, at most. */
+static void lcs(unsigned *L, const lines *a, const lines *b, size_t p,
+                size_t m, size_t k)
+{
+    for (size_t i = m; i-- > 0;)
+        for (size_t j = k; j-- > 0;) {
+            unsigned down = L[(i + 1) * (k + 1) + j], right = L[i * (k + 1) + j + 1];
+
+            L[i * (k + 1) + j] = same(a, p + i, b, p + j) ? L[(i + 1) * (k + 1) + j + 1] + 1
+                                 : down > right ? down : right;
+        }
+}
+
 /* The rows of the whole side-by-side table; NULL when out of memory. */
 static row *diff(const lines *a, const lines *b, size_t *n)
 {
@@ -115,12 +129,7 @@ static row *diff(const lines *a, const lines *b, size_t *n)
         free(rows);
         return NULL;
     }
-    /* L[i][j]: the longest common run of a's lines from i and b's from j. */
-    for (size_t i = m; i-- > 0;)
-        for (size_t j = k; j-- > 0;)
-            L[i * (k + 1) + j] = same(a, p + i, b, p + j) ? L[(i + 1) * (k + 1) + j + 1] + 1
-                : L[(i + 1) * (k + 1) + j] > L[i * (k + 1) + j + 1]
-                ? L[(i + 1) * (k + 1) + j] : L[i * (k + 1) + j + 1];
+    lcs(L, a, b, p, m, k);
     for (size_t i = 0; i < p; i++)
         rows[(*n)++] = (row){ (long)i, (long)i, 0 };
     size_t i = 0, j = 0, i0 = 0, j0 = 0;

@@ -259,71 +259,82 @@ static void band(sim_svg *s, double x, double w, double y, const char *cls,
     sim_svg_end(s);
 }
 
-static void draw(lanes *l, const stretch *st, double y)
+/* A stretch with its duration: waiting, holding, inside, paused. */
+static void span(sim_svg *s, const stretch *st, double y, const char *who)
 {
-    sim_svg *s = l->s;
     double x = sim_svg_x(s, st->from), w = sim_svg_x(s, st->to) - x;
     const char *colour = sim_html_client_colour(st->client);
     long from = sim_report_ms(st->from, s->t0), to = sim_report_ms(st->to, s->t0);
-    char who[SIM_REPORT_NAME], words[48];
 
-    sim_check_client_name(st->client, who, sizeof(who));
-    switch (st->kind) {
-    case K_WAIT:
+    if (st->kind == K_WAIT) {
         sim_svg_group(s, "class=\"wait\"", "%s waits for the lock: %ld to %ld ms",
                       who, from, to);
-        sim_svg_rect(s, x, y + SIM_SVG_LANE_H / 2.0 - 2, w, 4,
-                     "fill=\"#78909c\"");
+        sim_svg_rect(s, x, y + SIM_SVG_LANE_H / 2.0 - 2, w, 4, "fill=\"#78909c\"");
         sim_svg_end(s);
-        return;
-    case K_HOLD:
+    } else if (st->kind == K_HOLD) {
         sim_svg_group(s, NULL, "%s holds the lock: %ld to %ld ms", who, from, to);
         band(s, x, w, y, "hold", colour, "0.32");
-        return;
-    case K_CS:
+    } else if (st->kind == K_CS) {
         sim_svg_group(s, NULL, "%s is inside its critical section: %ld to %ld ms",
                       who, from, to);
         band(s, x, w, y, "cs", colour, "1");
-        return;
-    case K_RELEASE:
-        release_bar(s, st, x, w, y, who);
-        return;
-    case K_PAUSE:
+    } else {
         sim_svg_group(s, "class=\"pause\"", "%s's process is stopped (SIGSTOP): "
                       "%ld to %ld ms", who, from, to);
         sim_svg_rect(s, x, y + 1, w, SIM_SVG_LANE_H - 2,
                      "fill=\"url(#hatch)\" stroke=\"#263238\"");
         sim_svg_text(s, x + 4, y + SIM_SVG_LANE_H - 9, "small", "start", "paused");
         sim_svg_end(s);
-        return;
-    case K_SALE:
-        if (l->sales > SALES_LABELLED)
-            return;
+    }
+}
+
+/* A moment: a sale (the stock read, and written), a give-up, an
+ * acquire's error, a kill. */
+static void instant(lanes *l, const stretch *st, double y, const char *who)
+{
+    sim_svg *s = l->s;
+    double x = sim_svg_x(s, st->from);
+    long at = sim_report_ms(st->from, s->t0);
+    char words[48];
+
+    if (st->kind == K_SALE && l->sales <= SALES_LABELLED) {
         snprintf(words, sizeof(words), "%lld\u2192%lld", (long long)st->read,
                  (long long)st->wrote);
         sim_svg_group(s, "class=\"sale\"", "%s read the stock %lld and wrote "
                       "%lld at %ld ms", who, (long long)st->read,
-                      (long long)st->wrote, from);
+                      (long long)st->wrote, at);
         sim_svg_text(s, x - 3, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "end", words);
         sim_svg_end(s);
-        return;
-    case K_GAVE_UP:
+    } else if (st->kind == K_GAVE_UP) {
         sim_svg_group(s, "class=\"gave-up\"", "%s's acquire gave up at %ld ms: "
-                      "its wait budget was spent", who, from);
+                      "its wait budget was spent", who, at);
         moment(s, x, y, "#212121", "gave up");
-        return;
-    case K_ERROR:
+    } else if (st->kind == K_ERROR) {
         sim_svg_group(s, "class=\"acquire-error\"", "%s's acquire ended in an "
-                      "error at %ld ms", who, from);
+                      "error at %ld ms", who, at);
         moment(s, x, y, "#e65100", "error");
-        return;
-    default: /* K_KILLED */
+    } else if (st->kind == K_KILLED) {
         sim_svg_group(s, "class=\"killed\"", "%s was killed (SIGKILL) at %ld ms",
-                      who, from);
+                      who, at);
         sim_svg_text(s, x, y + SIM_SVG_LANE_H - 9, "cross", "middle", "\u2715");
         sim_svg_text(s, x + 10, y + SIM_SVG_LANE_H - 10, "small", "start", "killed");
         sim_svg_end(s);
     }
+}
+
+static void draw(lanes *l, const stretch *st, double y)
+{
+    double x = sim_svg_x(l->s, st->from);
+    char who[SIM_REPORT_NAME];
+
+    sim_check_client_name(st->client, who, sizeof(who));
+    if (st->kind == K_RELEASE)
+        release_bar(l->s, st, x, sim_svg_x(l->s, st->to) - x, y, who);
+    else if (st->kind == K_WAIT || st->kind == K_HOLD || st->kind == K_CS ||
+             st->kind == K_PAUSE)
+        span(l->s, st, y, who);
+    else
+        instant(l, st, y, who);
 }
 
 /* One client's lane: its name, a track, then its stretches by kind, so

@@ -38,7 +38,7 @@ sim-program: $(SIM_PROGRAM)
 sim: check-deps
 	@test -n "$(stage)" -a -n "$(scenario)" || { \
 	    $(MAKE) --no-print-directory sim-program >/dev/null || exit 2; \
-	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]"; \
+	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]"; \
 	    echo "stages: $(STAGE_LIST)"; \
 	    echo "scenarios: $$($(SIM_PROGRAM) list --names | tr '\n' ' ')"; \
 	    exit 2; }
