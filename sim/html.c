@@ -145,20 +145,36 @@ void sim_html_run_name(char *buf, size_t len, int stage, const char *scenario)
     }
 }
 
+/* The marks a cell can show, in the order the matrix writes them. */
+static const unsigned mark_bits[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL,
+                                      SIM_ANOM_LU, SIM_ANOM_UNJUDGED };
+#define MARKS (sizeof(mark_bits) / sizeof(mark_bits[0]))
+
 void sim_html_mark_classes(char *buf, size_t len, unsigned set)
 {
-    static const unsigned bits[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL,
-                                     SIM_ANOM_LU, SIM_ANOM_UNJUDGED };
-    static const char *const names[] = { "me", "md", "dl", "lu", "unjudged" };
+    static const char *const names[MARKS] = { "me", "md", "dl", "lu", "unjudged" };
     size_t used = 0;
 
     buf[0] = '\0';
-    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-        if (set & bits[i])
+    for (size_t i = 0; i < MARKS; i++)
+        if (set & mark_bits[i])
             used += (size_t)snprintf(buf + used, len > used ? len - used : 0,
                                      "%s%s", used ? " " : "", names[i]);
     if (used == 0)
         snprintf(buf, len, "none");
+}
+
+void sim_html_marks(FILE *f, unsigned set, int unreachable)
+{
+    fputs("<span class=\"marks\">", f);
+    if (set == 0)
+        fprintf(f, "<span class=\"mark none\">%s</span>", unreachable ? "(-)" : "-");
+    for (size_t i = 0; i < MARKS; i++)
+        if (set & mark_bits[i])
+            fprintf(f, "<span class=\"mark %s\">%s</span>",
+                    mark_bits[i] == SIM_ANOM_UNJUDGED ? "unjudged"
+                    : sim_anomaly_name(mark_bits[i]), sim_anomaly_name(mark_bits[i]));
+    fputs("</span>", f);
 }
 
 /* ---- the site ---------------------------------------------------------------- */

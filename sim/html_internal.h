@@ -52,6 +52,10 @@ void sim_html_run_name(char *buf, size_t len, int stage, const char *scenario);
 /* "me md lu": the classes of a cell's marks, "none" when clean. */
 void sim_html_mark_classes(char *buf, size_t len, unsigned set);
 
+/* A cell's marks as badges, ME MD DL LU ?; "-", or "(-)" for a fault
+ * the stage cannot reach, when there is none. */
+void sim_html_marks(FILE *f, unsigned set, int unreachable);
+
 /* ---- html_page.c ------------------------------------------------------ */
 
 /* The top of a page up to its <main>: the title, the style, and with

@@ -44,35 +44,40 @@ typedef struct lanes {
 
 /* ---- the history, read into stretches ---------------------------------------- */
 
+/* arr with room for one more past its n elements: *cap grown when it
+ * must be; NULL when out of memory (arr is then still valid). */
+static void *room(void *arr, size_t n, size_t *cap, size_t size)
+{
+    void *p;
+
+    if (n < *cap)
+        return arr;
+    if ((p = realloc(arr, (*cap * 2 + 16) * size)) != NULL)
+        *cap = *cap * 2 + 16;
+    return p;
+}
+
 static stretch *add(lanes *l, int client, int kind, int64_t from, int64_t to)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap * 2 + 64;
-        stretch *p = realloc(l->st, cap * sizeof(*p));
+    stretch *p = room(l->st, l->n, &l->cap, sizeof(*p));
 
-        if (p == NULL)
-            return NULL;
-        l->st = p;
-        l->cap = cap;
-    }
+    if (p == NULL)
+        return NULL;
+    l->st = p;
     l->st[l->n] = (stretch){ client, kind, from, to, -1, 0, 0 };
     return &l->st[l->n++];
 }
 
 static thread_state *thread_of(lanes *l, int client, int thread)
 {
+    thread_state *p;
+
     for (size_t i = 0; i < l->n_th; i++)
         if (l->th[i].client == client && l->th[i].thread == thread)
             return &l->th[i];
-    if (l->n_th == l->cap_th) {
-        size_t cap = l->cap_th * 2 + 8;
-        thread_state *p = realloc(l->th, cap * sizeof(*p));
-
-        if (p == NULL)
-            return NULL;
-        l->th = p;
-        l->cap_th = cap;
-    }
+    if ((p = room(l->th, l->n_th, &l->cap_th, sizeof(*p))) == NULL)
+        return NULL;
+    l->th = p;
     l->th[l->n_th] = (thread_state){ client, thread, -1, -1, -1, -1, 0, 0 };
     return &l->th[l->n_th++];
 }

@@ -102,23 +102,6 @@ static void evidence_lines(FILE *f, const sim_matrix_cell *c)
     }
 }
 
-static void marks(FILE *f, const sim_matrix_cell *c)
-{
-    static const unsigned bits[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL,
-                                     SIM_ANOM_LU, SIM_ANOM_UNJUDGED };
-    unsigned set = c->observed & SIM_ANOM_CELLS;
-
-    fputs("<span class=\"marks\">", f);
-    if (set == 0)
-        fprintf(f, "<span class=\"mark none\">%s</span>", c->unreachable ? "(-)" : "-");
-    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-        if (set & bits[i])
-            fprintf(f, "<span class=\"mark %s\">%s</span>",
-                    bits[i] == SIM_ANOM_UNJUDGED ? "unjudged" : sim_anomaly_name(bits[i]),
-                    sim_anomaly_name(bits[i]));
-    fputs("</span>", f);
-}
-
 static void cell(FILE *f, const sim_html_run *r)
 {
     const sim_matrix_cell *c = &r->cell;
@@ -136,7 +119,7 @@ static void cell(FILE *f, const sim_html_run *r)
     fputs("\"><a href=\"runs/", f);
     sim_html_esc(f, name);
     fputs(".html\">", f);
-    marks(f, c);
+    sim_html_marks(f, c->observed & SIM_ANOM_CELLS, c->unreachable);
     fputs("</a>", f);
     if (!cell_matches(c))
         fputs("<span class=\"differs-mark\">!</span>", f);

@@ -10,25 +10,6 @@
 
 #define ITEM (SIM_REPORT_SENTENCE * 4) /* one sentence, its parts joined */
 
-/* The marks as badges: "ME" "MD" "LU", or "-" for a clean run. */
-static void badges(FILE *f, unsigned set, int unreachable)
-{
-    static const unsigned bits[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL,
-                                     SIM_ANOM_LU, SIM_ANOM_UNJUDGED };
-    int any = 0;
-
-    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-        if ((set & bits[i]) == 0)
-            continue;
-        fprintf(f, "<span class=\"mark %s\">%s</span>",
-                bits[i] == SIM_ANOM_UNJUDGED ? "unjudged" : sim_anomaly_name(bits[i]),
-                sim_anomaly_name(bits[i]));
-        any = 1;
-    }
-    if (!any)
-        fprintf(f, "<span class=\"mark none\">%s</span>", unreachable ? "(-)" : "-");
-}
-
 /* What this cell shows, and what the answer key says of it. */
 static void marks_line(FILE *f, const sim_matrix_cell *c)
 {
@@ -38,7 +19,7 @@ static void marks_line(FILE *f, const sim_matrix_cell *c)
 
     sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
     fputs("<p class=\"lead\">This run: ", f);
-    badges(f, seen, c->unreachable);
+    sim_html_marks(f, seen, c->unreachable);
     fprintf(f, " &nbsp; <span class=\"match%s\" data-match=\"%s\">", match ? "" : " bad",
             match ? "yes" : "no");
     sim_html_escf(f, match ? "as the answer key says (%s)"
