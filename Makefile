@@ -1,4 +1,4 @@
-# lockstep: a Redis lock in six stages, and a simulator that breaks them.
+# lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
 #   make test                       every stage, then the simulator's, the bench's and the
 #                                   report's own tests

@@ -105,7 +105,7 @@ typedef struct sim_bench_stage {
 
 typedef struct sim_bench {
     int runs;
-    int only_stage;             /* 0 = all six */
+    int only_stage;             /* 0 = every stage */
     const char *out;            /* the JSON-lines file */
     char command_line[512];
     char build_dir[PATH_MAX];   /* holds vN/client */

@@ -111,6 +111,101 @@ static void check_damage(sim_verdict *v)
         v->anomalies |= SIM_ANOM_LU;
 }
 
+/* The first read or write of the stock, before event i, that carried
+ * token: it showed the resource that token. NONE_AT: none did. */
+static size_t first_access(const chk *c, size_t i, int64_t token)
+{
+    for (size_t j = 0; j < i; j++)
+        if ((c->ev[j].type == SIM_EV_STOCK_READ ||
+             c->ev[j].type == SIM_EV_STOCK_WRITE) && c->ev[j].token == token)
+            return j;
+    return NONE_AT;
+}
+
+/* Each write the resource refused, with the access that had raised the
+ * fence it met. */
+static void find_refusals(chk *c)
+{
+    sim_verdict *v = c->v;
+    size_t cap = 0;
+
+    for (size_t i = 0; i < c->n && !c->failed; i++) {
+        const sim_event *e = &c->ev[i];
+        sim_refusal *r;
+        size_t by;
+
+        if (e->type != SIM_EV_STOCK_REFUSED)
+            continue;
+        r = sim_checker_grow(c, v->refusals, &cap, v->n_refusals + 1, sizeof(*r));
+        if (r == NULL)
+            return;
+        v->refusals = r;
+        r = &v->refusals[v->n_refusals++];
+        *r = (sim_refusal){ i, e->t_ns, e->client, e->thread, e->token,
+                            e->value, SIM_UNNAMED, 0, 0, NEVER };
+        if ((by = first_access(c, i, e->value)) != NONE_AT) {
+            r->by = c->ev[by].client;
+            r->by_thread = c->ev[by].thread;
+            r->by_type = c->ev[by].type;
+            r->by_ns = c->ev[by].t_ns;
+        }
+    }
+}
+
+/* An access of the stock that carried a token. */
+typedef struct use {
+    int64_t token;
+    size_t at;
+} use;
+
+static int by_token(const void *a, const void *b)
+{
+    const use *x = a, *y = b;
+
+    if (x->token != y->token)
+        return x->token < y->token ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int same_thread(const sim_event *a, const sim_event *b)
+{
+    return a->client == b->client && a->thread == b->thread;
+}
+
+/* The first access, in time, by a thread other than the token's first
+ * user: two holders the resource could not tell apart. */
+static void find_clash(chk *c)
+{
+    use *u = malloc((c->n + 1) * sizeof(*u));
+    size_t n = 0, first = 0, clash = NONE_AT, with = 0;
+
+    if (u == NULL) {
+        sim_checker_unjudged(c, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if ((c->ev[i].type == SIM_EV_STOCK_READ ||
+             c->ev[i].type == SIM_EV_STOCK_WRITE) && c->ev[i].token > 0)
+            u[n++] = (use){ c->ev[i].token, i };
+    qsort(u, n, sizeof(*u), by_token);
+    for (size_t k = 0; k < n; k++) {
+        if (k > 0 && u[k].token != u[k - 1].token)
+            first = k;
+        if (!same_thread(&c->ev[u[k].at], &c->ev[u[first].at]) &&
+            (clash == NONE_AT || u[k].at < clash)) {
+            clash = u[k].at;
+            with = u[first].at;
+        }
+    }
+    free(u);
+    if (clash != NONE_AT) {
+        c->v->token_clash = 1;
+        c->v->clash = (sim_token_clash){ c->ev[clash].token, c->ev[with].client,
+            c->ev[with].thread, c->ev[with].t_ns, c->ev[clash].client,
+            c->ev[clash].thread, c->ev[clash].type, c->ev[clash].t_ns };
+    }
+}
+
 static int by_time(const void *a, const void *b)
 {
     const sim_episode *x = a, *y = b;
@@ -158,6 +253,8 @@ static void judge(chk *c)
     sim_checker_mutual_exclusion(c);
     sim_checker_foreign_deletes(c);
     sim_checker_deadlocks(c);
+    find_refusals(c);
+    find_clash(c);
     if (c->failed)
         return;
     if (c->v->n_episodes > 1)
@@ -224,6 +321,7 @@ void sim_verdict_free(sim_verdict *v)
     free(v->gaps);
     free(v->keys);
     free(v->overlaps);
+    free(v->refusals);
     memset(v, 0, sizeof(*v));
 }
 

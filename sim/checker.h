@@ -92,6 +92,14 @@
  *     once (ME) are what lose updates; ME without LU means the resource
  *     itself refused the stale writes.
  *
+ * Refused writes are no anomaly but the fence at work, and no sale: a
+ * stock-refused event says the resource turned down a write whose
+ * fencing token was below the highest it had seen (its value). The
+ * verdict keeps each one with the first read or write that showed the
+ * resource that higher token, and whose it was. And where two holders
+ * read or wrote the stock with the same token, the verdict keeps the
+ * first such pair: no fence can tell them apart.
+ *
  * Ties. Events stamped in the same nanosecond are simultaneous: a hold
  * that ends and one that begins at that instant do not overlap; a key
  * that appears or ends at the instant a waiter gives up does not count
@@ -224,6 +232,31 @@ typedef struct sim_damage_evidence {
     int64_t oversold;       /* sold - initial, when positive */
 } sim_damage_evidence;
 
+/* A write the resource refused: its token was below the fence, the
+ * highest token the resource had seen. */
+typedef struct sim_refusal {
+    size_t at;                /* the stock-refused event */
+    int64_t at_ns;
+    int client, thread;       /* whose write it was */
+    int64_t token;            /* the token it carried */
+    int64_t fence;            /* the highest token the resource had seen */
+    int by, by_thread;        /* who had shown it that token first;
+                               * SIM_UNNAMED: no access in the history */
+    int by_type;              /* SIM_EV_STOCK_READ or SIM_EV_STOCK_WRITE */
+    int64_t by_ns;            /* when */
+} sim_refusal;
+
+/* Two holders whose accesses to the stock carried the same token, as
+ * after a failover that lost the counter's increment. */
+typedef struct sim_token_clash {
+    int64_t token;
+    int a, a_thread;          /* the first to use the token */
+    int64_t a_ns;
+    int b, b_thread;          /* another thread that used it after a */
+    int b_type;               /* its access: SIM_EV_STOCK_READ or _WRITE */
+    int64_t b_ns;
+} sim_token_clash;
+
 /* One key as the checker sees it, for the report's key lane. */
 typedef struct sim_key_span {
     int64_t from_ns, to_ns; /* to_ns INT64_MAX: it outlived the run */
@@ -244,6 +277,11 @@ typedef struct sim_verdict {
     sim_gap *gaps;               /* the observer's gaps, in time order */
     size_t n_gaps;
     int unknown_used;            /* evidence rests on an unknown outcome */
+    sim_refusal *refusals;       /* writes the resource refused, in time
+                                  * order: the fence held */
+    size_t n_refusals;
+    int token_clash;             /* two holders shared a token: clash */
+    sim_token_clash clash;       /* the first such pair in time */
     int stock_known;             /* initial and final were recorded */
     sim_damage_evidence stock;   /* valid when stock_known */
     int64_t start_ns, end_ns;    /* first and last event: the run's span */

@@ -18,7 +18,7 @@
 /* An operation's step: it belongs to a client thread. */
 static int op_event(int type)
 {
-    return type >= SIM_EV_ACQUIRE_INVOKE && type <= SIM_EV_STOCK_WRITE;
+    return type >= SIM_EV_ACQUIRE_INVOKE && type <= SIM_EV_STOCK_REFUSED;
 }
 
 /* Any event a client (or the nemesis about a client) records. */

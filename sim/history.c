@@ -32,6 +32,7 @@ static const char *type_names[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_RELEASE_ERROR] = "release-error",
     [SIM_EV_STOCK_READ] = "stock-read",
     [SIM_EV_STOCK_WRITE] = "stock-write",
+    [SIM_EV_STOCK_REFUSED] = "stock-refused",
     [SIM_EV_CRASH] = "crash",
     [SIM_EV_PAUSE_BEGIN] = "pause-begin",
     [SIM_EV_PAUSE_END] = "pause-end",
@@ -130,6 +131,13 @@ void sim_history_close(sim_history *h)
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail)
 {
+    return sim_history_add_token(h, client, thread, type, value, 0, detail);
+}
+
+int sim_history_add_token(sim_history *h, int client, int thread,
+                          sim_event_type type, int64_t value, int64_t token,
+                          const char *detail)
+{
     unsigned slot = atomic_fetch_add_explicit(&h->reserved, 1,
                                               memory_order_relaxed);
     sim_event *e;
@@ -142,6 +150,7 @@ int sim_history_add(sim_history *h, int client, int thread,
     e->thread = thread;
     e->type = type;
     e->value = value;
+    e->token = token;
     snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
     atomic_store_explicit(&h->ready[slot], 1, memory_order_release);
     return 0;
@@ -161,6 +170,7 @@ static const unsigned char type_rank[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_CS_ENTER] = 3,
     [SIM_EV_STOCK_READ] = 4,
     [SIM_EV_STOCK_WRITE] = 5,
+    [SIM_EV_STOCK_REFUSED] = 5,
     [SIM_EV_CS_EXIT] = 6,
     [SIM_EV_RELEASE_INVOKE] = 7,
     [SIM_EV_RELEASE_OK] = 8,
@@ -217,6 +227,7 @@ int sim_event_order(const sim_event *a, const sim_event *b)
     CMP(a->thread, b->thread);
     CMP(a->type, b->type);
     CMP(a->value, b->value);
+    CMP(a->token, b->token);
     return strncmp(a->detail, b->detail, sizeof(a->detail));
 }
 

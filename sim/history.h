@@ -16,6 +16,10 @@
  *   int          sim_history_add(sim_history *h, int client, int thread,
  *                                sim_event_type type, int64_t value,
  *                                const char *detail);
+ *   int          sim_history_add_token(sim_history *h, int client,
+ *                                      int thread, sim_event_type type,
+ *                                      int64_t value, int64_t token,
+ *                                      const char *detail);
  *   sim_event   *sim_history_snapshot(const sim_history *h, size_t *n);
  *   int          sim_event_order(const sim_event *a, const sim_event *b);
  *   int          sim_history_sort(sim_event *ev, size_t n);
@@ -61,9 +65,13 @@ typedef enum sim_event_type {
     SIM_EV_RELEASE_OK,
     SIM_EV_RELEASE_NOT_OWNER,
     SIM_EV_RELEASE_ERROR,     /* outcome unknown: detail says why */
-    /* The resource: value is the stock the client read or wrote. */
+    /* The resource: value is the stock the client read or wrote; token
+     * the fencing token it sent along (stages that draw tokens). */
     SIM_EV_STOCK_READ,
     SIM_EV_STOCK_WRITE,       /* a sale: the client wrote read - 1 */
+    SIM_EV_STOCK_REFUSED,     /* no sale: the resource refused the write,
+                               * its token was below the highest the
+                               * resource had seen; value: that highest */
     /* Faults, recorded by the nemesis (or the failpoint that fired). */
     SIM_EV_CRASH,             /* the client process was SIGKILLed */
     SIM_EV_PAUSE_BEGIN,       /* value: planned pause in ms */
@@ -87,6 +95,8 @@ typedef struct sim_event {
     int32_t thread;               /* thread within the client; 0 = main */
     int32_t type;                 /* a sim_event_type */
     int64_t value;                /* stock, pause ms, port: see the type */
+    int64_t token;                /* the fencing token of a client's step
+                                   * (acquire-ok: the one it drew); 0: none */
     char detail[SIM_DETAIL_LEN];  /* words for the report, "" if none */
 } sim_event;
 
@@ -132,6 +142,11 @@ void sim_history_close(sim_history *h);
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail);
 
+/* The same for a step that carried a fencing token (0: none). */
+int sim_history_add_token(sim_history *h, int client, int thread,
+                          sim_event_type type, int64_t value, int64_t token,
+                          const char *detail);
+
 /* Copies the published events, sorted by sim_event_order, into a new
  * array; *n gets their count. The caller frees the array. NULL only when
  * out of memory. */
@@ -139,11 +154,12 @@ sim_event *sim_history_snapshot(const sim_history *h, size_t *n);
 
 /* The history's order, as a comparison (<0, 0, >0): by time; events
  * stamped in the same nanosecond by a rank that follows one thread's life
- * (acquire-invoke, its outcome, cs-enter, stock-read, stock-write,
- * cs-exit, release-invoke, its outcome, failpoint, pause, crash), then
- * key events (a write, a TTL change, an end: sim_key_event_kind), then
- * the nemesis's and the simulator's; then by client, thread, value and
- * detail. A total order that never looks at where an event came from. */
+ * (acquire-invoke, its outcome, cs-enter, stock-read, stock-write or
+ * stock-refused, cs-exit, release-invoke, its outcome, failpoint, pause,
+ * crash), then key events (a write, a TTL change, an end:
+ * sim_key_event_kind), then the nemesis's and the simulator's; then by
+ * client, thread, type, value, token and detail. A total order that
+ * never looks at where an event came from. */
 int sim_event_order(const sim_event *a, const sim_event *b);
 
 /* Sorts ev by sim_event_order. 0, or -1 when out of memory (ev is then
@@ -167,6 +183,7 @@ int sim_key_event_kind(const char *detail); /* -1: not a word we know */
  * then one object per event,
  *   {"t_ms":1.5,"t_ns":1500000,"client":0,"thread":0,"type":"acquire-ok",
  *    "value":0,"detail":""}
+ * with "token" after "value" where the step carried a fencing token.
  * Reading takes any valid JSON: keys in any order, keys it does not know
  * (of any value), any escape; it refuses a duplicate key, a number that is
  * not an exact integer where one is needed, and a header of a newer

@@ -62,7 +62,10 @@ static void put_event(FILE *f, const sim_event *e, int64_t t0_ns)
             "\"type\":", (double)rel / 1e6, (long long)rel, (int)e->client,
             (int)e->thread);
     put_string(f, sim_event_type_name((sim_event_type)e->type));
-    fprintf(f, ",\"value\":%lld,\"detail\":", (long long)e->value);
+    fprintf(f, ",\"value\":%lld", (long long)e->value);
+    if (e->token != 0)
+        fprintf(f, ",\"token\":%lld", (long long)e->token);
+    fputs(",\"detail\":", f);
     put_string(f, e->detail);
     fputs("}\n", f);
 }
@@ -181,12 +184,12 @@ static const char *duplicate_key(const cJSON *o)
 /* The keys this reader knows, found in one pass over an object. */
 enum { F_LOCKSTEP, F_VERSION, F_STAGE, F_SCENARIO, F_WHAT, F_FAILPOINT,
        F_LEASE, F_SEED, F_CLIENTS, F_T_NS, F_CLIENT, F_THREAD, F_TYPE,
-       F_VALUE, F_DETAIL, F_COUNT };
+       F_VALUE, F_TOKEN, F_DETAIL, F_COUNT };
 
 static const char *const field_names[F_COUNT] = {
     "lockstep", "version", "stage", "scenario", "what", "failpoint",
     "lease_ms", "seed", "clients", "t_ns", "client", "thread", "type",
-    "value", "detail",
+    "value", "token", "detail",
 };
 
 typedef struct fields {
@@ -346,6 +349,7 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
         get_int(rd, f, F_CLIENT, 1, INT32_MIN, INT32_MAX, &client) < 0 ||
         get_int(rd, f, F_THREAD, 0, INT32_MIN, INT32_MAX, &thread) < 0 ||
         get_int(rd, f, F_VALUE, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->value) < 0 ||
+        get_int(rd, f, F_TOKEN, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->token) < 0 ||
         get_string(rd, f, F_DETAIL, 1, e->detail, sizeof(e->detail)) != 0)
         return -1;
     if (type == NULL)

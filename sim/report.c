@@ -114,6 +114,27 @@ static void tell_gaps(FILE *out, const sim_verdict *v, const sim_event *ev,
     }
 }
 
+/* Each write the resource refused: the fence at work; and two holders
+ * with one token: the fence failing. */
+static void tell_refusals(FILE *out, const sim_verdict *v, int64_t t0)
+{
+    char s[SIM_REPORT_SENTENCE];
+
+    for (size_t i = 0; i < v->n_refusals && i < SIM_REPORT_CAP; i++) {
+        sim_report_refusal(s, sizeof(s), &v->refusals[i], t0);
+        say_line(out, "the fence held", s);
+    }
+    if (v->n_refusals > SIM_REPORT_CAP) {
+        snprintf(s, sizeof(s), "and %zu more refused writes like these",
+                 v->n_refusals - SIM_REPORT_CAP);
+        say_line(out, "the fence held", s);
+    }
+    if (v->token_clash) {
+        sim_report_clash(s, sizeof(s), &v->clash, t0);
+        say_line(out, "the fence failed", s);
+    }
+}
+
 void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
                         int64_t t0_ns)
 {
@@ -124,6 +145,7 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
         return;
     }
     tell_episodes(out, v, ev, t0_ns);
+    tell_refusals(out, v, t0_ns);
     if ((v->anomalies & SIM_ANOM_CELLS) == 0)
         fprintf(out, "  no anomaly: one holder at a time, no lock deleted by "
                 "another, no deadlock\n");

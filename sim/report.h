@@ -84,12 +84,13 @@ void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
                          int64_t t0_ns);
 
 /* The fault matrix: rows = scenarios in order of first appearance,
- * columns v1..v6, each cell's anomalies ("ME MD", "DL", "-", "?" when its
- * history could not be judged), "!" before a cell that differs from the
- * answer key, "(-)" for a fault the stage cannot reach; then each cell's
- * evidence under the table, one short line per episode (78 columns at
- * most), the stock's numbers under them; and the last line "54/54 cells
- * match the answer key". Returns the matching count. */
+ * a column per stage, each as wide as its widest cell, each cell's
+ * anomalies ("ME MD", "DL", "-", "?" when its history could not be
+ * judged), "!" before a cell that differs from the answer key, "(-)" for
+ * a fault the stage cannot reach; then each cell's evidence under the
+ * table, one short line per episode (78 columns at most), the stock's
+ * numbers under them; and the last line "63/63 cells match the answer
+ * key". Returns the matching count. */
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n);
 
 /* The matrix legend's i-th entry: its meaning, the mark into *mark;

@@ -52,8 +52,22 @@ void sim_report_brief(char *buf, size_t len, const sim_episode *e,
 const char *sim_report_heading(unsigned kind);
 const char *sim_report_plural(unsigned kind);
 
-/* "stock 100 -> 98 after 3 sales: 1 update lost". */
+/* "stock 100 -> 98 after 3 sales: 1 update lost"; with "and 1 refused
+ * write" after the sales when the resource refused any. */
 void sim_report_stock(char *buf, size_t len, const sim_verdict *v);
+
+/* A write the resource refused, in words: long (a run's verdict) or
+ * short (the matrix). */
+void sim_report_refusal(char *buf, size_t len, const sim_refusal *r,
+                        int64_t t0_ns);
+void sim_report_refusal_brief(char *buf, size_t len, const sim_refusal *r,
+                              int64_t t0_ns);
+
+/* Two holders with one token, in words: long and short. */
+void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
+                      int64_t t0_ns);
+void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
+                            int64_t t0_ns);
 
 /* A gap in the observer's stream, in words. */
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,

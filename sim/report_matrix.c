@@ -1,6 +1,6 @@
-/* report_matrix: the fault matrix, 9 scenarios x 6 stages, and the
- * evidence of every cell under it, one short line per episode so that a
- * projector shows it whole. */
+/* report_matrix: the fault matrix, a row per scenario and a column per
+ * stage, and the evidence of every cell under it, one short line per
+ * episode so that a projector shows it whole. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
@@ -11,8 +11,16 @@
 
 /* ---- the fault matrix ----------------------------------------------------- */
 
-#define ROW_LABEL 20  /* scenario names are shorter */
-#define CELL 10       /* "!ME MD LU" and a gap */
+#define MATRIX_WIDTH 78 /* the table fits an 80-column terminal */
+#define MATRIX_GAP 2    /* blanks between columns; 1 when 2 do not fit */
+
+/* The table's columns: each as wide as its widest text, so that a column
+ * of "-" takes no room a column of "ME MD LU" needs. */
+typedef struct layout {
+    int label;                        /* the scenario names' column */
+    int col[SIM_REPORT_STAGES + 1];   /* stage s's column: col[s] */
+    int gap;
+} layout;
 
 static int cell_matches(const sim_matrix_cell *c)
 {
@@ -47,24 +55,69 @@ static const sim_matrix_cell *find_cell(const sim_matrix_cell *cells,
     return NULL;
 }
 
-static void matrix_row(FILE *out, const sim_matrix_cell *cells, size_t n,
-                       const char *scenario)
+static int max_int(int a, int b)
 {
-    char row[ROW_LABEL + SIM_REPORT_STAGES * CELL + 1];
+    return a > b ? a : b;
+}
 
-    memset(row, ' ', sizeof(row) - 1);
-    row[sizeof(row) - 1] = '\0';
-    memcpy(row, scenario, strnlen(scenario, ROW_LABEL - 1));
+static void measure(layout *lay, const sim_matrix_cell *cells, size_t n)
+{
+    char text[48];
+    int total;
+
+    lay->label = (int)strlen("scenario");
+    for (int s = 1; s <= SIM_REPORT_STAGES; s++)
+        lay->col[s] = snprintf(text, sizeof(text), "v%d", s);
+    for (size_t i = 0; i < n; i++) {
+        cell_text(text, sizeof(text), &cells[i]);
+        lay->label = max_int(lay->label, (int)strlen(cells[i].scenario));
+        if (cells[i].stage >= 1 && cells[i].stage <= SIM_REPORT_STAGES)
+            lay->col[cells[i].stage] = max_int(lay->col[cells[i].stage],
+                                               (int)strlen(text));
+    }
+    lay->gap = MATRIX_GAP;
+    total = lay->label;
+    for (int s = 1; s <= SIM_REPORT_STAGES; s++)
+        total += MATRIX_GAP + lay->col[s];
+    if (total > MATRIX_WIDTH)
+        lay->gap = 1;
+}
+
+/* One line of the table: a label, then a text per stage (NULL: none). */
+static void table_line(FILE *out, const layout *lay, const char *label,
+                       char text[][48])
+{
+    char row[1024];
+    int at = snprintf(row, sizeof(row), "%-*s", lay->label, label);
+
+    for (int s = 1; s <= SIM_REPORT_STAGES && at < (int)sizeof(row); s++)
+        at += snprintf(row + at, sizeof(row) - (size_t)at, "%*s%-*s", lay->gap,
+                       "", lay->col[s], text[s]);
+    sim_report_trimmed(out, row);
+}
+
+static void matrix_header(FILE *out, const layout *lay)
+{
+    char text[SIM_REPORT_STAGES + 1][48];
+
+    for (int s = 1; s <= SIM_REPORT_STAGES; s++)
+        snprintf(text[s], sizeof(text[s]), "v%d", s);
+    table_line(out, lay, "scenario", text);
+}
+
+static void matrix_row(FILE *out, const layout *lay, const sim_matrix_cell *cells,
+                       size_t n, const char *scenario)
+{
+    char text[SIM_REPORT_STAGES + 1][48];
+
     for (int s = 1; s <= SIM_REPORT_STAGES; s++) {
         const sim_matrix_cell *c = find_cell(cells, n, scenario, s);
-        char text[48] = "";
 
+        text[s][0] = '\0';
         if (c != NULL)
-            cell_text(text, sizeof(text), c);
-        memcpy(row + ROW_LABEL + (s - 1) * CELL, text,
-               strnlen(text, CELL - 1));
+            cell_text(text[s], sizeof(text[s]), c);
     }
-    sim_report_trimmed(out, row);
+    table_line(out, lay, scenario, text);
 }
 
 #define EVIDENCE_LABEL 22  /* "v1 crash-mid-acquire" and a gap */
@@ -109,6 +162,31 @@ static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
     }
 }
 
+/* The fence: the writes the resource refused, MATRIX_CAP of them, then
+ * how many more, and two holders with one token; label is cleared once
+ * printed. */
+static void matrix_refusals(FILE *out, const sim_verdict *v, int64_t t0,
+                            char *label)
+{
+    char text[SIM_REPORT_SENTENCE];
+    size_t i;
+
+    for (i = 0; i < v->n_refusals && i < MATRIX_CAP; i++) {
+        sim_report_refusal_brief(text, sizeof(text), &v->refusals[i], t0);
+        evidence_line(out, label, "F", text);
+        label[0] = '\0';
+    }
+    if (v->n_refusals > i) {
+        snprintf(text, sizeof(text), "and %zu more like it", v->n_refusals - i);
+        evidence_line(out, label, "", text);
+    }
+    if (v->token_clash) {
+        sim_report_clash_brief(text, sizeof(text), &v->clash, t0);
+        evidence_line(out, label, "F", text);
+        label[0] = '\0';
+    }
+}
+
 /* A cell's episodes, one short line each, the stock's numbers under
  * them, and "!" when the cell differs from the answer key. */
 static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
@@ -129,6 +207,8 @@ static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
         evidence_line(out, label, "LU", text);
         label[0] = '\0';
     }
+    if (v != NULL)
+        matrix_refusals(out, v, c->t0_ns, label);
     if (!cell_matches(c)) {
         sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
         snprintf(text, sizeof(text), "differs from the answer key, which "
@@ -147,6 +227,7 @@ static const struct {
     { "DL", "deadlock" },
     { "LU", "lost updates: sales the stock does not show" },
     { "-", "none" },
+    { "F", "the fence: a stale write refused, or one token held by two" },
     { "?", "the history could not be judged" },
     { "(-)", "fault not reachable: this stage has no such step" },
     { "!", "differs from the answer key" },
@@ -174,14 +255,13 @@ static void matrix_legend(FILE *out)
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n)
 {
     int matched = 0;
+    layout lay;
 
-    fprintf(out, "%-*s", ROW_LABEL, "scenario");
-    for (int s = 1; s < SIM_REPORT_STAGES; s++)
-        fprintf(out, "v%-*d", CELL - 1, s);
-    fprintf(out, "v%d\n", SIM_REPORT_STAGES);
+    measure(&lay, cells, n);
+    matrix_header(out, &lay);
     for (size_t i = 0; i < n; i++)
         if (opens_row(cells, i))
-            matrix_row(out, cells, n, cells[i].scenario);
+            matrix_row(out, &lay, cells, n, cells[i].scenario);
     fputc('\n', out);
     matrix_legend(out);
     fprintf(out, "\nevidence:\n");

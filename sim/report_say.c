@@ -310,9 +310,16 @@ void sim_report_brief(char *buf, size_t len, const sim_episode *e,
 void sim_report_stock(char *buf, size_t len, const sim_verdict *v)
 {
     const sim_damage_evidence *s = &v->stock;
-    int k = snprintf(buf, len, "stock %lld -> %lld after %lld %s: ",
-                     (long long)s->initial, (long long)s->final,
-                     (long long)s->sold, plural(s->sold, "sale", "sales"));
+    long long refused = (long long)v->n_refusals;
+    char also[64] = "";
+    int k;
+
+    if (refused > 0)
+        snprintf(also, sizeof(also), " and %lld refused %s", refused,
+                 plural(refused, "write", "writes"));
+    k = snprintf(buf, len, "stock %lld -> %lld after %lld %s%s: ",
+                 (long long)s->initial, (long long)s->final,
+                 (long long)s->sold, plural(s->sold, "sale", "sales"), also);
 
     if (k < 0 || (size_t)k >= len)
         return;
@@ -329,6 +336,78 @@ void sim_report_stock(char *buf, size_t len, const sim_verdict *v)
     if (s->oversold > 0 && k >= 0 && (size_t)k < len)
         sim_report_put(buf + k, len - (size_t)k, ", oversold by %lld",
                  (long long)s->oversold);
+}
+
+/* ---- the fence ------------------------------------------------------------- */
+
+/* "read the stock", "written the stock": what showed the resource the
+ * newer token. */
+static const char *access_words(int type)
+{
+    return type == SIM_EV_STOCK_WRITE ? "written" : "read";
+}
+
+void sim_report_refusal(char *buf, size_t len, const sim_refusal *r,
+                        int64_t t0_ns)
+{
+    char w[SIM_REPORT_NAME], by[SIM_REPORT_NAME];
+
+    sim_report_who(w, sizeof(w), r->client, r->thread);
+    sim_report_who(by, sizeof(by), r->by, r->by_thread);
+    if (r->by == SIM_UNNAMED)
+        sim_report_put(buf, len, "client %s's write with token %lld was refused "
+                       "at %ld ms: the resource had seen token %lld", w,
+                       (long long)r->token, sim_report_ms(r->at_ns, t0_ns),
+                       (long long)r->fence);
+    else
+        sim_report_put(buf, len, "client %s's write with token %lld was refused "
+                       "at %ld ms: client %s had %s the stock with token %lld "
+                       "at %ld ms", w, (long long)r->token,
+                       sim_report_ms(r->at_ns, t0_ns), by, access_words(r->by_type),
+                       (long long)r->fence, sim_report_ms(r->by_ns, t0_ns));
+}
+
+void sim_report_refusal_brief(char *buf, size_t len, const sim_refusal *r,
+                              int64_t t0_ns)
+{
+    char w[SIM_REPORT_NAME], by[SIM_REPORT_NAME];
+
+    sim_report_who(w, sizeof(w), r->client, r->thread);
+    sim_report_who(by, sizeof(by), r->by, r->by_thread);
+    if (r->by == SIM_UNNAMED)
+        sim_report_put(buf, len, "%s's write refused at %ld ms: its token %lld "
+                       "< %lld", w, sim_report_ms(r->at_ns, t0_ns),
+                       (long long)r->token, (long long)r->fence);
+    else
+        sim_report_put(buf, len, "%s's write refused at %ld ms: its token %lld "
+                       "< %s's %lld", w, sim_report_ms(r->at_ns, t0_ns),
+                       (long long)r->token, by, (long long)r->fence);
+}
+
+void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
+                      int64_t t0_ns)
+{
+    char a[SIM_REPORT_NAME], b[SIM_REPORT_NAME];
+
+    sim_report_who(a, sizeof(a), k->a, k->a_thread);
+    sim_report_who(b, sizeof(b), k->b, k->b_thread);
+    sim_report_put(buf, len, "client %s %s the stock with token %lld at %ld ms, "
+                   "the token client %s had used since %ld ms: the resource "
+                   "could not tell the two apart", b,
+                   k->b_type == SIM_EV_STOCK_WRITE ? "wrote" : "read",
+                   (long long)k->token, sim_report_ms(k->b_ns, t0_ns), a,
+                   sim_report_ms(k->a_ns, t0_ns));
+}
+
+void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
+                            int64_t t0_ns)
+{
+    char a[SIM_REPORT_NAME], b[SIM_REPORT_NAME];
+
+    sim_report_who(a, sizeof(a), k->a, k->a_thread);
+    sim_report_who(b, sizeof(b), k->b, k->b_thread);
+    sim_report_put(buf, len, "%s and %s both used token %lld (%s from %ld ms)",
+                   a, b, (long long)k->token, b, sim_report_ms(k->b_ns, t0_ns));
 }
 
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,

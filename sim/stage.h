@@ -18,6 +18,7 @@
 #define SIM_CAP_REENTRANT 0x10u /* the holder's thread may acquire again (v6) */
 #define SIM_CAP_WATCHDOG  0x20u /* a thread renews the lease while held (v6) */
 #define SIM_CAP_PUBSUB    0x40u /* waiters wake on the unlock message (v6) */
+#define SIM_CAP_TOKEN     0x80u /* each acquisition draws a fencing token (v7) */
 
 /* SIM_STAGE_CAPS_<n>: stage n's capabilities, its base's included. A base
  * must come before its stage: a later one does not compile. */

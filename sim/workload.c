@@ -32,6 +32,12 @@ static void record(sim_workload *w, sim_event_type type, long long value,
     sim_history_add(w->h, w->client, MAIN_THREAD, type, value, detail);
 }
 
+/* A step that carried our fencing token (0 in stages without one). */
+static void record_token(sim_workload *w, sim_event_type type, long long value)
+{
+    sim_history_add_token(w->h, w->client, MAIN_THREAD, type, value, w->token, "");
+}
+
 /* ---- the resource ------------------------------------------------------------ */
 
 static int read_key(sim_workload *w, const char *key, long long *value)
@@ -42,6 +48,26 @@ static int read_key(sim_workload *w, const char *key, long long *value)
 static int write_key(sim_workload *w, const char *key, long long value)
 {
     return sim_resource_set(w->resource, key, value, w->errstr, sizeof(w->errstr));
+}
+
+/* The stock as the holder reads it: with its token where it has one. */
+static int read_stock(sim_workload *w, long long *stock)
+{
+    if (w->token > 0)
+        return sim_resource_get_fenced(w->resource, SIM_STOCK_KEY, w->token, stock,
+                                       w->errstr, sizeof(w->errstr));
+    return read_key(w, SIM_STOCK_KEY, stock);
+}
+
+/* A sale: stock written, with the holder's token where it has one.
+ * SIM_RESOURCE_REFUSED with the resource's fence in *highest when the
+ * token was too old. */
+static int write_stock(sim_workload *w, long long stock, long long *highest)
+{
+    if (w->token > 0)
+        return sim_resource_set_fenced(w->resource, SIM_STOCK_KEY, stock, w->token,
+                                       highest, w->errstr, sizeof(w->errstr));
+    return write_key(w, SIM_STOCK_KEY, stock);
 }
 
 /* How long this critical section works: LOOP varies it a little (from
@@ -91,7 +117,10 @@ static int acquire(sim_workload *w)
     rc = dlock_acquire(w->lock);
     if (rc == DLOCK_OK) {
         sync_observer(w);
-        record(w, SIM_EV_ACQUIRE_OK, 0, "");
+        /* Asked once per acquisition, as a caller of the lock would: a
+         * hold whose lease runs out meanwhile still writes with it. */
+        w->token = dlock_token(w->lock);
+        record_token(w, SIM_EV_ACQUIRE_OK, 0);
     } else if (rc == DLOCK_BUSY) {
         record(w, SIM_EV_ACQUIRE_BUSY, w->plan->wait_ms, "");
     } else {
@@ -128,19 +157,26 @@ static int cs_enter(sim_workload *w, long long *stock)
 {
     record(w, SIM_EV_CS_ENTER, 0, "");
     sim_control_reach(w->ctl, w->client, SIM_PHASE_IN_CS);
-    if (read_key(w, SIM_STOCK_KEY, stock) != 0)
+    if (read_stock(w, stock) != 0)
         return -1;
-    record(w, SIM_EV_STOCK_READ, *stock, "");
+    record_token(w, SIM_EV_STOCK_READ, *stock);
     return 0;
 }
 
-/* The sale: the stock we read, minus one, whatever happened meanwhile. */
+/* The sale: the stock we read, minus one, whatever happened meanwhile,
+ * unless the resource refuses our token. */
 static int cs_exit(sim_workload *w, long long stock)
 {
+    long long highest = 0;
+    int rc;
+
     if (stock > 0) {
-        if (write_key(w, SIM_STOCK_KEY, stock - 1) != 0)
+        if ((rc = write_stock(w, stock - 1, &highest)) < 0)
             return -1;
-        record(w, SIM_EV_STOCK_WRITE, stock - 1, "");
+        if (rc == SIM_RESOURCE_REFUSED)
+            record_token(w, SIM_EV_STOCK_REFUSED, highest);
+        else
+            record_token(w, SIM_EV_STOCK_WRITE, stock - 1);
     }
     record(w, SIM_EV_CS_EXIT, 0, "");
     return 0;

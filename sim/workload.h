@@ -8,6 +8,12 @@
  * history (acquire invoke/ok/busy/error, cs enter/exit, stock read/write,
  * release invoke/ok/not-owner/error), by client and thread.
  *
+ * In a stage that draws fencing tokens, the read and the write carry the
+ * holder's token (resource.h: the fenced stock), and so do their events;
+ * a write the resource refuses is no sale but a stock-refused event, with
+ * the highest token the resource had seen. acquire-ok carries the token
+ * the hold drew.
+ *
  * The bench's plans (make bench) use the same lock calls: uncontended
  * pairs in batches, timed and not recorded; and a contended read-modify-
  * write of the resource's counter, recorded like the scenarios' clients.
@@ -33,6 +39,7 @@ typedef struct sim_workload {
     int client;             /* our index: A = 0 */
     const sim_plan *plan;   /* our slot's plan */
     dlock *lock;            /* the stage under test */
+    long long token;        /* the fencing token of our hold; 0: none */
     redisContext *resource; /* the resource server: the stock, the counter */
     redisContext *sync;     /* the lock's server, for sync markers; NULL until needed */
     long long sync_seq;     /* the last marker sent */

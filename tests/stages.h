@@ -29,13 +29,14 @@ typedef struct stage_caps {
     int reentrant;       /* the holder's thread may acquire again (v6) */
     int watchdog;        /* a thread renews the lease while held (v6) */
     int pubsub;          /* waiters wake on the unlock message (v6) */
+    int token;           /* each acquisition draws a fencing token (v7) */
 } stage_caps;
 
 #define STAGE_HAS(n, cap) ((SIM_STAGE_CAPS_##n & SIM_CAP_##cap) != 0)
 #define SIM_STAGE(n, folder, base, masters, adds) \
     { n, folder, base, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), STAGE_HAS(n, OWNER), \
       STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), STAGE_HAS(n, WATCHDOG), \
-      STAGE_HAS(n, PUBSUB) },
+      STAGE_HAS(n, PUBSUB), STAGE_HAS(n, TOKEN) },
 __attribute__((unused)) static const stage_caps stage_table[STAGE_COUNT] = {
 #include "stages.def"
 };

@@ -42,6 +42,30 @@ void unlocks(long ms, int c) { record(ms, c, 0, SIM_EV_RELEASE_INVOKE, 0, ""); }
 void unlocked(long ms, int c) { record(ms, c, 0, SIM_EV_RELEASE_OK, 0, ""); }
 void not_owner(long ms, int c) { record(ms, c, 0, SIM_EV_RELEASE_NOT_OWNER, 0, ""); }
 void sells(long ms, int c, int64_t wrote) { record(ms, c, 0, SIM_EV_STOCK_WRITE, wrote, ""); }
+/* The last event recorded carried token. */
+static void with_token(int64_t token)
+{
+    s.ev[s.n - 1].token = token;
+}
+
+void reads(long ms, int c, int64_t stock, int64_t token)
+{
+    record(ms, c, 0, SIM_EV_STOCK_READ, stock, "");
+    with_token(token);
+}
+
+void sells_fenced(long ms, int c, int64_t wrote, int64_t token)
+{
+    sells(ms, c, wrote);
+    with_token(token);
+}
+
+void refused(long ms, int c, int64_t token, int64_t fence)
+{
+    record(ms, c, 0, SIM_EV_STOCK_REFUSED, fence, "");
+    with_token(token);
+}
+
 void crashes(long ms, int c) { record(ms, c, 0, SIM_EV_CRASH, 0, ""); }
 void key(long ms, const char *what) { record(ms, SIM_NO_CLIENT, 0, SIM_EV_KEY, 0, what); }
 void stock(sim_event_type type, long ms, int64_t n) { record(ms, SIM_NO_CLIENT, 0, type, n, ""); }
@@ -60,6 +84,40 @@ void gives_back(long ms, int c)
     unlocks(ms, c);
     key(ms + 1, "del");
     unlocked(ms + 2, c);
+}
+
+void fenced_pause_story(void)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 10);
+    takes(0, A, 1);
+    reads(5, A, 10, 1);
+    key(300, "expired");
+    takes(310, B, 1);
+    reads(315, B, 10, 2);
+    refused(400, A, 1, 2);
+    unlocks(401, A);
+    not_owner(402, A);
+    sells_fenced(900, B, 9, 2);
+    gives_back(901, B);
+    stock(SIM_EV_STOCK_FINAL, 1000, 9);
+}
+
+void fenced_failover_story(void)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 10);
+    takes(0, A, 1);
+    reads(5, A, 10, 1);
+    record(29, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 0, "promote");
+    takes(30, B, 1);
+    reads(33, B, 10, 1);
+    sells_fenced(200, A, 9, 1);
+    unlocks(201, A);
+    not_owner(202, A);
+    sells_fenced(900, B, 9, 1);
+    gives_back(901, B);
+    stock(SIM_EV_STOCK_FINAL, 1000, 9);
 }
 
 unsigned check(void)

@@ -41,6 +41,12 @@ void unlocked(long ms, int c);
 void not_owner(long ms, int c);
 void sells(long ms, int c, int64_t wrote);
 
+/* A resource that checks fencing tokens: a read and a sale that carried
+ * token, and a write it refused because it had seen fence. */
+void reads(long ms, int c, int64_t stock, int64_t token);
+void sells_fenced(long ms, int c, int64_t wrote, int64_t token);
+void refused(long ms, int c, int64_t token, int64_t fence);
+
 /* The nemesis, the observer, the simulator's numbers. */
 void crashes(long ms, int c);
 void key(long ms, const char *what);
@@ -51,6 +57,18 @@ void takes(long ms, int c, int ttl);
 
 /* A release whose DEL went through: invoke, the observer's del, ok. */
 void gives_back(long ms, int c);
+
+/* A whole story, begun anew: gc-pause under a fence. A (token 1) reads
+ * the stock at 5 ms; its lease runs out at 300 ms; B takes the lock and
+ * reads with token 2 at 315 ms; A wakes and its write is refused at
+ * 400 ms (not the owner at 402 ms); B sells at 900 ms. Stock 10 -> 9. */
+void fenced_pause_story(void);
+
+/* Failover under a fence: A (token 1) reads the stock at 5 ms; at 29 ms
+ * the replica is promoted without A's key and without A's increment; B
+ * takes the lock there, draws token 1 again and reads at 33 ms; A sells
+ * at 200 ms (not the owner at 202 ms), B at 900 ms. Stock 10 -> 9. */
+void fenced_failover_story(void);
 
 /* Sorts the story by sim_event_order and checks it. */
 unsigned check(void);

@@ -1,6 +1,6 @@
-/* test_deadlock: the checker's rules for DL and lost updates (LU), and the
- * histories it refuses to judge, on hand-written histories (story.h).
- * No Redis. */
+/* test_deadlock: the checker's rules for DL and lost updates (LU), the
+ * writes a fenced resource refused, and the histories it refuses to
+ * judge, on hand-written histories (story.h). No Redis. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <stdlib.h>
@@ -150,6 +150,69 @@ START_TEST(test_checker_oversold)
 }
 END_TEST
 
+START_TEST(test_checker_refused_write)
+{
+    const sim_refusal *r;
+
+    fenced_pause_story(); /* A's write refused at 400 ms, B read at 315 ms */
+    assert_verdict(SIM_ANOM_ME, "two holders, the stale write refused");
+    ck_assert_msg(v.stock.sold == 1 && v.stock.lost == 0, "the checker counted "
+                  "%lld sales and %lld lost; expected 1 sale (a refused write "
+                  "is none) and 0 lost", (long long)v.stock.sold,
+                  (long long)v.stock.lost);
+    ck_assert_msg(v.n_refusals == 1, "the checker kept %zu refused writes; "
+                  "expected 1", v.n_refusals);
+    r = &v.refusals[0];
+    ck_assert_msg(r->client == A && r->token == 1 && r->fence == 2 &&
+                  r->at_ns == 400 * MS, "the refusal is client %d's token %lld "
+                  "against %lld at %lld ns; expected A's token 1 against 2 at "
+                  "400 ms", r->client, (long long)r->token, (long long)r->fence,
+                  (long long)r->at_ns);
+    ck_assert_msg(r->by == B && r->by_type == SIM_EV_STOCK_READ &&
+                  r->by_ns == 315 * MS, "the checker says client %d showed "
+                  "token 2 by a %s at %lld ns; expected B's read at 315 ms",
+                  r->by, sim_event_type_name(r->by_type), (long long)r->by_ns);
+    ck_assert_msg(!v.token_clash, "A and B had tokens 1 and 2, yet the checker "
+                  "says clients %d and %d shared token %lld", v.clash.a,
+                  v.clash.b, (long long)v.clash.token);
+}
+END_TEST
+
+START_TEST(test_checker_token_clash)
+{
+    fenced_failover_story();  /* B reads with A's token 1 at 33 ms */
+    check();
+    ck_assert_msg((v.anomalies & SIM_ANOM_LU) && v.n_refusals == 0, "expected "
+                  "a lost update and no refused write; the checker found \"%s\" "
+                  "and %zu refused", set_text(v.anomalies), v.n_refusals);
+    ck_assert_msg(v.token_clash && v.clash.token == 1 && v.clash.a == A &&
+                  v.clash.b == B && v.clash.b_type == SIM_EV_STOCK_READ &&
+                  v.clash.b_ns == 33 * MS, "expected B's read at 33 ms to "
+                  "share token 1 with A; the checker says %s (%d and %d, token "
+                  "%lld)", v.token_clash ? "a clash" : "none", v.clash.a,
+                  v.clash.b, (long long)v.clash.token);
+}
+END_TEST
+
+/* A fence no access in the history shows: the write is still no sale,
+ * and who raised the fence cannot be named. */
+START_TEST(test_checker_refused_write_unnamed)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 10);
+    takes(0, A, 1);
+    reads(5, A, 10, 3);
+    refused(20, A, 3, 7);
+    gives_back(30, A);
+    stock(SIM_EV_STOCK_FINAL, 40, 10);
+    assert_verdict(0, "one holder, whose write was refused");
+    ck_assert_msg(v.n_refusals == 1 && v.refusals[0].by == SIM_UNNAMED,
+                  "expected one refused write whose fence nobody in the "
+                  "history raised; got %zu, by client %d", v.n_refusals,
+                  v.n_refusals ? v.refusals[0].by : 0);
+}
+END_TEST
+
 START_TEST(test_checker_stock_intact_or_unknown)
 {
     begin();
@@ -278,6 +341,9 @@ Suite *deadlock_suite(void)
     tcase_add_test(lost, test_checker_lost_update);
     tcase_add_test(lost, test_checker_oversold);
     tcase_add_test(lost, test_checker_stock_intact_or_unknown);
+    tcase_add_test(lost, test_checker_refused_write);
+    tcase_add_test(lost, test_checker_refused_write_unnamed);
+    tcase_add_test(lost, test_checker_token_clash);
     tcase_add_test(other, test_checker_cannot_judge);
     tcase_add_test(other, test_checker_out_of_order);
     tcase_add_test(other, test_checker_anomaly_names);

@@ -110,6 +110,8 @@ START_TEST(test_history_round_trip)
     takes(0, A, 1);
     record(5, A, 1, SIM_EV_ACQUIRE_ERROR, -3, "tab\there \\ \"quoted\"\n");
     stock(SIM_EV_STOCK_INITIAL, 6, 100);
+    reads(7, A, 100, 4);
+    refused(8, A, 4, 5);
     snprintf(first, sizeof(first), "%s", temp_file());
     snprintf(second, sizeof(second), "%s", temp_file());
     ck_assert_msg(sim_history_save_run(first, &run, s.ev, s.n, 0, err,
@@ -126,6 +128,8 @@ START_TEST(test_history_round_trip)
                                        sizeof(err)) == 0, "save failed: %s", err);
     a = slurp(first);
     b = slurp(second);
+    ck_assert_msg(strstr(a, "\"type\":\"stock-refused\",\"value\":5,\"token\":4,") != NULL,
+                  "the refused write was not saved with its fence and token:\n%s", a);
     ck_assert_msg(strcmp(a, b) == 0, "saving a loaded history gave another "
                   "file:\n%s\nthen\n%s", a, b);
     free(a);

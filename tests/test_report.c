@@ -97,6 +97,54 @@ static void late_delete_story(void)
     stock(SIM_EV_STOCK_FINAL, 1300, 98);
 }
 
+/* Prints the matrix of one cell, observed as the verdict v says. */
+static void matrix_of(sim_matrix_cell *cell)
+{
+    FILE *out;
+
+    cell->observed = v.anomalies;
+    out = capture();
+    sim_report_matrix(out, cell, 1);
+    fclose(out);
+}
+
+/* The fence at work: the refused write in a sentence, the stock's numbers
+ * with it, and its line in the matrix's evidence. */
+START_TEST(test_report_refused_write)
+{
+    sim_matrix_cell cell = { .scenario = "gc-pause", .stage = 1,
+                             .expected = SIM_ANOM_ME, .verdict = &v };
+
+    fenced_pause_story();
+    tell_verdict();
+    assert_said("the fence held: client A's write with token 1 was refused at "
+                "400 ms: client B had read the stock with token 2 at 315 ms");
+    assert_said("stock 10 -> 9 after 1 sale and 1 refused write: no update lost");
+    matrix_of(&cell);
+    assert_printed("                      F   A's write refused at 400 ms: its "
+                   "token 1 < B's 2\n");
+    assert_narrow(78);
+}
+END_TEST
+
+/* The fence failing: two holders with one token, in a sentence. */
+START_TEST(test_report_token_clash)
+{
+    sim_matrix_cell cell = { .scenario = "failover", .stage = 1,
+                             .expected = SIM_ANOM_ME | SIM_ANOM_LU, .verdict = &v };
+
+    fenced_failover_story();
+    tell_verdict();
+    assert_said("the fence failed: client B read the stock with token 1 at 33 "
+                "ms, the token client A had used since 5 ms: the resource "
+                "could not tell the two apart");
+    matrix_of(&cell);
+    assert_printed("                      F   A and B both used token 1 (B from "
+                   "33 ms)\n");
+    assert_narrow(78);
+}
+END_TEST
+
 START_TEST(test_report_sentences)
 {
     begin();
@@ -273,8 +321,10 @@ START_TEST(test_report_matrix)
     fclose(out);
     ck_assert_msg(matched == 5, "the matrix counted %d matching cells; "
                   "expected 5", matched);
-    assert_printed("slow-holder         -         ME MD LU\n");
-    assert_printed("crash-mid-acquire   !DL                 (-)\n");
+    /* Each column as wide as its widest cell, two blanks apart. */
+    assert_printed("scenario           v1   v2        v3   v4");
+    assert_printed("slow-holder        -    ME MD LU\n");
+    assert_printed("crash-mid-acquire  !DL            (-)\n");
     /* One line per anomaly, the lost updates with their numbers: fits a
      * projector. */
     assert_printed("\nv2 slow-holder        ME  A and B held the lock at once "
@@ -373,6 +423,8 @@ Suite *report_suite(void)
     tcase_add_checked_fixture(run, NULL, free_printed);
     tcase_add_checked_fixture(matrix, NULL, free_printed);
     tcase_add_test(run, test_report_sentences);
+    tcase_add_test(run, test_report_refused_write);
+    tcase_add_test(run, test_report_token_clash);
     tcase_add_test(run, test_report_run_and_timeline);
     tcase_add_test(run, test_report_marks_every_overlap);
     tcase_add_test(run, test_report_key_without_ttl);

@@ -131,6 +131,11 @@ static const struct differs {
     { 6, "dlock_acquire", "reentrant, and waits for the unlock message" },
     { 6, "release", "counts the hold down; the last release publishes the unlock" },
     { 6, "dlock_free", "also stops the watchdog and closes the subscription" },
+    { 7, "eval_script", "every script also gets the token counter's key" },
+    { 7, "try_acquire", "keeps the token the lock script drew" },
+    { 7, "dlock_new", "also names the token counter" },
+    { 7, "dlock_free", "also frees the token counter's name" },
+    { 7, "dlock_token", "the token of the calling thread's hold, not 0" },
 };
 
 /* One function of a lock.c: its name and its text, signature to "}". */

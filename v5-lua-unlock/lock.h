@@ -2,7 +2,7 @@
  *
  * Each stage folder implements this header in its own lock.c. Only the
  * protocol behind it changes from stage to stage; a program written against
- * it (the tests, the simulator's clients) runs unchanged on all six.
+ * it (the tests, the simulator's clients) runs unchanged on every stage.
  *
  * Failure contract, the hiredis way: every call returns a result code;
  * DLOCK_ERR means dlock_errstr() says what went wrong in one line. Stage code
@@ -74,6 +74,15 @@ int dlock_acquire(dlock *l);
 /* Gives the lock back. DLOCK_OK, DLOCK_NOT_OWNER (stages that can tell)
  * or DLOCK_ERR. */
 int dlock_release(dlock *l);
+
+/* The fencing token of the calling thread's current hold, or 0 when the
+ * thread holds no lock through l, or the stage draws no tokens. A stage
+ * that draws them takes each from a counter on the lock's server that
+ * only grows, so a later holder has a higher token. A holder sends its
+ * token with every write to the resource it guards; a resource that
+ * refuses a token lower than the highest it has seen refuses a holder
+ * whose lease ran out while it was paused. */
+long long dlock_token(dlock *l);
 
 /* The last failed call's reason, "" when none has failed. When threads
  * share one handle, it is the reason of whichever failed last. Only
