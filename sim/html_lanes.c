@@ -13,15 +13,17 @@
 #define SALES_LABELLED 24 /* more sales than this: their numbers are noise */
 
 /* What a lane shows over a stretch, in the order they are drawn. */
-enum { K_WAIT, K_HOLD, K_CS, K_RELEASE, K_PAUSE, K_SALE, K_GAVE_UP,
-       K_ERROR, K_KILLED, K_KINDS };
+enum { K_WAIT, K_HOLD, K_CS, K_RELEASE, K_PAUSE, K_SALE, K_TOKEN,
+       K_REFUSED, K_GAVE_UP, K_ERROR, K_KILLED, K_KINDS };
 
 typedef struct stretch {
     int client;
     int kind;            /* K_* */
     int64_t from, to;    /* a moment: from == to */
     int ended;           /* K_RELEASE: the event type that ended it; -1 */
-    int64_t read, wrote; /* K_SALE: the stock read, and written */
+    int64_t read, wrote; /* K_SALE: the stock read, and written; K_TOKEN:
+                          * the token drawn (wrote); K_REFUSED: which of
+                          * the verdict's refusals (wrote) */
 } stretch;
 
 /* One client thread's open stretches while the history is read. */
@@ -106,10 +108,15 @@ static void close_thread(lanes *l, thread_state *t, int64_t at)
 
 static void acquired(lanes *l, thread_state *t, const sim_event *e)
 {
+    stretch *token;
+
     close_at(l, t->client, K_WAIT, &t->wait, e->t_ns);
     if (e->type == SIM_EV_ACQUIRE_OK) {
         if (t->depth++ == 0)
             t->hold = e->t_ns;
+        /* A stage that fences: the token this hold drew. */
+        if (e->token > 0 && (token = add(l, t->client, K_TOKEN, e->t_ns, e->t_ns)) != NULL)
+            token->wrote = e->token;
         return;
     }
     add(l, t->client, e->type == SIM_EV_ACQUIRE_BUSY ? K_GAVE_UP : K_ERROR,
@@ -197,6 +204,16 @@ static int read_history(lanes *l)
         if (l->paused[c] > 0)
             close_at(l, c, K_PAUSE, &since, l->s->end);
     }
+    /* The fence at work: each write the resource refused, as the
+     * verdict tells it. */
+    for (size_t i = 0; i < l->s->v->n_refusals; i++) {
+        const sim_refusal *r = &l->s->v->refusals[i];
+        stretch *st;
+
+        if (r->client >= 0 && r->client < l->s->lanes &&
+            (st = add(l, r->client, K_REFUSED, r->at_ns, r->at_ns)) != NULL)
+            st->wrote = (int64_t)i;
+    }
     return 0;
 }
 
@@ -218,6 +235,8 @@ static void release_bar(sim_svg *s, const stretch *st, double x, double w,
     char attrs[96];
     long from = sim_report_ms(st->from, s->t0), to = sim_report_ms(st->to, s->t0);
 
+    SIM_SVG_USE(s, st->ended == SIM_EV_RELEASE_NOT_OWNER ? SIM_SW_NOT_OWNER
+                : st->ended == SIM_EV_RELEASE_ERROR ? SIM_SW_ERROR : SIM_SW_RELEASE);
     if (st->ended == SIM_EV_RELEASE_NOT_OWNER)
         sim_svg_group(s, "class=\"release not-owner\"", "%s's release returned "
                       "NOT_OWNER at %ld ms: the key was no longer %s's, and "
@@ -271,6 +290,8 @@ static void span(sim_svg *s, const stretch *st, double y, const char *who)
     const char *colour = sim_html_client_colour(st->client);
     long from = sim_report_ms(st->from, s->t0), to = sim_report_ms(st->to, s->t0);
 
+    SIM_SVG_USE(s, st->kind == K_WAIT ? SIM_SW_WAIT : st->kind == K_HOLD ? SIM_SW_HOLD
+                : st->kind == K_CS ? SIM_SW_CS : SIM_SW_PAUSE);
     if (st->kind == K_WAIT) {
         sim_svg_group(s, "class=\"wait\"", "%s waits for the lock: %ld to %ld ms",
                       who, from, to);
@@ -300,9 +321,10 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
     sim_svg *s = l->s;
     double x = sim_svg_x(s, st->from);
     long at = sim_report_ms(st->from, s->t0);
-    char words[48];
+    char words[48], words2[SIM_REPORT_SENTENCE];
 
     if (st->kind == K_SALE && l->sales <= SALES_LABELLED) {
+        SIM_SVG_USE(s, SIM_SW_SALE);
         snprintf(words, sizeof(words), "%lld\u2192%lld", (long long)st->read,
                  (long long)st->wrote);
         sim_svg_group(s, "class=\"sale\"", "%s read the stock %lld and wrote "
@@ -310,15 +332,30 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
                       (long long)st->wrote, at);
         sim_svg_text(s, x - 3, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "end", words);
         sim_svg_end(s);
+    } else if (st->kind == K_TOKEN) {
+        SIM_SVG_USE(s, SIM_SW_TOKEN);
+        snprintf(words, sizeof(words), "token %lld", (long long)st->wrote);
+        sim_svg_group(s, "class=\"token\"", "%s drew the fencing token %lld with "
+                      "the lock at %ld ms", who, (long long)st->wrote, at);
+        sim_svg_text(s, x + 4, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "start", words);
+        sim_svg_end(s);
+    } else if (st->kind == K_REFUSED) {
+        sim_report_refusal_brief(words2, sizeof(words2), &s->v->refusals[st->wrote], s->t0);
+        SIM_SVG_USE(s, SIM_SW_FENCE);
+        sim_svg_group(s, "class=\"refused\"", "F: %s", words2);
+        moment(s, x, y, "#00695c", "refused");
     } else if (st->kind == K_GAVE_UP) {
+        SIM_SVG_USE(s, SIM_SW_GAVE_UP);
         sim_svg_group(s, "class=\"gave-up\"", "%s's acquire gave up at %ld ms: "
                       "its wait budget was spent", who, at);
         moment(s, x, y, "#212121", "gave up");
     } else if (st->kind == K_ERROR) {
+        SIM_SVG_USE(s, SIM_SW_ERROR);
         sim_svg_group(s, "class=\"acquire-error\"", "%s's acquire ended in an "
                       "error at %ld ms", who, at);
         moment(s, x, y, "#e65100", "error");
     } else if (st->kind == K_KILLED) {
+        SIM_SVG_USE(s, SIM_SW_KILLED);
         sim_svg_group(s, "class=\"killed\"", "%s was killed (SIGKILL) at %ld ms",
                       who, at);
         sim_svg_text(s, x, y + SIM_SVG_LANE_H - 9, "cross", "middle", "\u2715");

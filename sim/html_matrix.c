@@ -51,54 +51,96 @@ static const sim_html_run *find(const sim_html_run *runs, size_t n,
     return NULL;
 }
 
-/* The cell's episodes in the matrix's short sentences, one per line, and
- * the stock's numbers: its tooltip. */
-static void evidence_tip(FILE *f, const sim_matrix_cell *c)
+/* The class of a code's badge: ME, MD, DL, LU as they are. */
+static const char *badge(const char *code)
+{
+    return strcmp(code, "?") == 0 ? "unjudged" : strcmp(code, "F") == 0 ? "fence"
+           : strcmp(code, "!") == 0 ? "differs" : code;
+}
+
+/* One line of a cell's evidence: in its tooltip (plain text, a line
+ * each) or in the list under the grid (a badge, then the words). */
+static void say(FILE *f, int tip, const char *code, const char *text)
+{
+    if (tip) {
+        sim_html_escf(f, "%s%s%s\n", code, code[0] ? ": " : "", text);
+        return;
+    }
+    fputs("<br>", f);
+    if (code[0] != '\0')
+        fprintf(f, "<span class=\"mark %s\">%s</span> ", badge(code), code);
+    sim_html_esc(f, text);
+}
+
+/* The cell's episodes, MATRIX_CAP of a kind, in the matrix's short
+ * sentences, as the terminal's matrix lists them. */
+static void episodes(FILE *f, const sim_matrix_cell *c, int tip)
+{
+    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL };
+    const sim_verdict *v = c->verdict;
+    char s[SIM_REPORT_SENTENCE];
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        size_t told = 0, all = sim_verdict_count(v, kinds[k]);
+
+        for (size_t i = 0; i < v->n_episodes && told < MATRIX_CAP; i++) {
+            if (v->episodes[i].kind != kinds[k])
+                continue;
+            sim_report_brief(s, sizeof(s), &v->episodes[i], c->t0_ns);
+            say(f, tip, sim_anomaly_name(kinds[k]), s);
+            told++;
+        }
+        if (all > told) {
+            snprintf(s, sizeof(s), "and %zu more like it", all - told);
+            say(f, tip, "", s);
+        }
+    }
+}
+
+/* The fence's work: the writes the resource refused, and two holders
+ * with one token. */
+static void fence(FILE *f, const sim_matrix_cell *c, int tip)
+{
+    const sim_verdict *v = c->verdict;
+    char s[SIM_REPORT_SENTENCE];
+    size_t i;
+
+    for (i = 0; i < v->n_refusals && i < MATRIX_CAP; i++) {
+        sim_report_refusal_brief(s, sizeof(s), &v->refusals[i], c->t0_ns);
+        say(f, tip, "F", s);
+    }
+    if (v->n_refusals > i) {
+        snprintf(s, sizeof(s), "and %zu more like it", v->n_refusals - i);
+        say(f, tip, "", s);
+    }
+    if (v->token_clash) {
+        sim_report_clash_brief(s, sizeof(s), &v->clash, c->t0_ns);
+        say(f, tip, "F", s);
+    }
+}
+
+/* Everything the terminal's matrix says of a cell. */
+static void evidence(FILE *f, const sim_matrix_cell *c, int tip)
 {
     const sim_verdict *v = c->verdict;
     char s[SIM_REPORT_SENTENCE], want[32];
 
-    for (size_t i = 0; v != NULL && i < v->n_episodes; i++) {
-        sim_report_brief(s, sizeof(s), &v->episodes[i], c->t0_ns);
-        sim_html_escf(f, "%s: %s\n", sim_anomaly_name(v->episodes[i].kind), s);
+    if (v != NULL)
+        episodes(f, c, tip);
+    if (v != NULL && (v->anomalies & SIM_ANOM_UNJUDGED)) {
+        sim_report_put(s, sizeof(s), "cannot judge: %s", v->why);
+        say(f, tip, "?", s);
     }
     if (v != NULL && (v->anomalies & SIM_ANOM_LU)) {
         sim_report_stock(s, sizeof(s), v);
-        sim_html_escf(f, "LU: %s\n", s);
+        say(f, tip, "LU", s);
     }
-    if (v != NULL && (v->anomalies & SIM_ANOM_UNJUDGED))
-        sim_html_escf(f, "?: %s\n", v->why);
+    if (v != NULL)
+        fence(f, c, tip);
     if (!cell_matches(c)) {
         sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
-        sim_html_escf(f, "!: differs from the answer key, which says %s", want);
-    }
-}
-
-/* The same, as the lines of a list item. */
-static void evidence_lines(FILE *f, const sim_matrix_cell *c)
-{
-    const sim_verdict *v = c->verdict;
-    char s[SIM_REPORT_SENTENCE];
-    size_t told[3] = { 0, 0, 0 };
-
-    for (size_t i = 0; v != NULL && i < v->n_episodes; i++) {
-        const sim_episode *e = &v->episodes[i];
-        size_t *k = &told[e->kind == SIM_ANOM_ME ? 0 : e->kind == SIM_ANOM_MD ? 1 : 2];
-
-        if ((*k)++ >= MATRIX_CAP)
-            continue;
-        sim_report_brief(s, sizeof(s), e, c->t0_ns);
-        fprintf(f, "<br><span class=\"mark %s\">%s</span> ", sim_anomaly_name(e->kind),
-                sim_anomaly_name(e->kind));
-        sim_html_esc(f, s);
-    }
-    for (size_t k = 0; k < 3; k++)
-        if (told[k] > MATRIX_CAP)
-            fprintf(f, "<br>and %zu more like it", told[k] - MATRIX_CAP);
-    if (v != NULL && (v->anomalies & SIM_ANOM_LU)) {
-        sim_report_stock(s, sizeof(s), v);
-        fputs("<br><span class=\"mark LU\">LU</span> ", f);
-        sim_html_esc(f, s);
+        snprintf(s, sizeof(s), "differs from the answer key, which says %s", want);
+        say(f, tip, "!", s);
     }
 }
 
@@ -115,7 +157,7 @@ static void cell(FILE *f, const sim_html_run *r)
             c->stage);
     sim_html_esc(f, c->scenario);
     fprintf(f, "\" data-marks=\"%s\" title=\"", set);
-    evidence_tip(f, c);
+    evidence(f, c, 1);
     fputs("\"><a href=\"runs/", f);
     sim_html_esc(f, name);
     fputs(".html\">", f);
@@ -244,11 +286,12 @@ static void row_evidence(FILE *f, const sim_html_run *runs, size_t n,
         const sim_html_run *r = find(runs, n, scenario, s);
         char name[SIM_HTML_PATH];
 
-        if (r == NULL || (r->cell.observed & SIM_ANOM_CELLS) == 0)
+        if (r == NULL || ((r->cell.observed & SIM_ANOM_CELLS) == 0 &&
+                          r->cell.verdict->n_refusals == 0))
             continue;
         sim_html_run_name(name, sizeof(name), s, scenario);
         fprintf(f, "<li><a href=\"runs/%s.html\">v%d</a>: ", name, s);
-        evidence_lines(f, &r->cell);
+        evidence(f, &r->cell, 0);
         fputs("</li>\n", f);
     }
     fputs("</ul>\n", f);

@@ -203,6 +203,7 @@ static void draw_fault(sim_svg *s, const mark *m, int y, int y_guide_end)
     double x = sim_svg_x(s, m->at), x2 = sim_svg_x(s, m->to);
     double ty = y + m->row * ROW_H;
 
+    SIM_SVG_USE(s, SIM_SW_FAULT);
     sim_svg_group(s, "class=\"fault\"", "%s", m->tip);
     if (m->told)
         fprintf(s->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%d\" "
@@ -245,9 +246,13 @@ static void key_span(sim_svg *s, const sim_key_span *k, double y)
                   sim_report_ms(k->from_ns, s->t0), until, since);
     snprintf(attrs, sizeof(attrs), "fill=\"%s\" fill-opacity=\"0.85\"", colour);
     sim_svg_rect(s, x, band, w, SIM_SVG_BAND_H, attrs);
+    if (xt < x + w - 0.5)
+        SIM_SVG_USE(s, SIM_SW_KEY);
     /* Without a TTL: hatched, for it will never go away by itself. */
-    if (xt > x + 0.5)
+    if (xt > x + 0.5) {
+        SIM_SVG_USE(s, SIM_SW_KEY_NO_TTL);
         sim_svg_rect(s, x, band, xt - x, SIM_SVG_BAND_H, "fill=\"url(#hatch)\"");
+    }
     snprintf(label, sizeof(label), k->ttl_ns == INT64_MAX && w >= 90 ? "%s, no TTL"
              : "%s", who);
     if (w >= 16)
@@ -281,6 +286,7 @@ static void overlaps(sim_svg *s, int y_end)
 
         snprintf(attrs, sizeof(attrs), "class=\"overlap\" data-from=\"%ld\" data-to=\"%ld\"",
                  sim_report_ms(o->from_ns, s->t0), sim_report_ms(o->to_ns, s->t0));
+        SIM_SVG_USE(s, SIM_SW_OVERLAP);
         sim_svg_group(s, attrs, "two or more clients held the lock: %ld to %ld ms",
                       sim_report_ms(o->from_ns, s->t0), sim_report_ms(o->to_ns, s->t0));
         sim_svg_rect(s, x, s->y_clients, w, y_end - s->y_clients,
@@ -322,6 +328,7 @@ static void me_bar(sim_svg *s, const sim_episode *e, double y)
     snprintf(attrs, sizeof(attrs), "class=\"anomaly me\" data-kind=\"ME\" "
              "data-from=\"%ld\" data-to=\"%ld\"", sim_report_ms(me->from_ns, s->t0),
              sim_report_ms(me->to_ns, s->t0));
+    SIM_SVG_USE(s, SIM_SW_ME);
     sim_svg_group(s, attrs, "ME: %s", brief);
     sim_svg_rect(s, x, y + 2, w, ROW_H - 4, "fill=\"#c62828\" rx=\"3\"");
     snprintf(pair, sizeof(pair), "%s+%s",
@@ -343,6 +350,7 @@ static void episode_mark(sim_svg *s, const sim_episode *e, double y)
     sim_report_brief(brief, sizeof(brief), e, s->t0);
     snprintf(attrs, sizeof(attrs), "class=\"anomaly %s\" data-kind=\"%s\" data-at=\"%ld\"",
              md ? "md" : "dl", md ? "MD" : "DL", sim_report_ms(at, s->t0));
+    SIM_SVG_USE(s, md ? SIM_SW_MD : SIM_SW_DL);
     sim_svg_group(s, attrs, "%s: %s", md ? "MD" : "DL", brief);
     if (md)
         fprintf(s->f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" "
@@ -350,6 +358,22 @@ static void episode_mark(sim_svg *s, const sim_episode *e, double y)
     else
         sim_svg_rect(s, x - 6, y + 3, 12, 12, "fill=\"#212121\"");
     sim_svg_text(s, x + 9, y + 14, "mark-label", "start", md ? "MD" : "DL");
+    sim_svg_end(s);
+}
+
+/* Two holders with one token: where the fence could not tell them
+ * apart, a mark beside the anomalies (it is the fence's evidence, F). */
+static void clash_mark(sim_svg *s, double y)
+{
+    double x = sim_svg_x(s, s->v->clash.b_ns);
+    char brief[SIM_REPORT_SENTENCE];
+
+    sim_report_clash_brief(brief, sizeof(brief), &s->v->clash, s->t0);
+    SIM_SVG_USE(s, SIM_SW_FENCE);
+    sim_svg_group(s, "class=\"fence\"", "F: %s", brief);
+    fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"#00695c\"/>\n",
+            x, y + 9);
+    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", "F");
     sim_svg_end(s);
 }
 
@@ -370,6 +394,8 @@ static void anomaly_lane(sim_svg *s, int y, int rows, const int *row)
         else
             episode_mark(s, &v->episodes[i], y);
     }
+    if (v->token_clash)
+        clash_mark(s, y);
     if (v->anomalies & SIM_ANOM_LU) {
         sim_report_stock(stock, sizeof(stock), v);
         snprintf(line, sizeof(line), "LU: %s", stock);
@@ -462,7 +488,7 @@ static void scale(sim_svg *s, const sim_html_run *r)
 
 static void defs(sim_svg *s)
 {
-    fprintf(s->f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" "
+    fprintf(s->f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"tl timeline\" "
             "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" data-clients=\"%d\" "
             "data-lease-ms=\"%ld\" data-end-ms=\"%ld\" role=\"img\">\n",
             s->width, s->height, s->width, s->height, s->lanes,
@@ -479,7 +505,7 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     sim_svg s = { .f = f, .run = run, .v = run->cell.verdict };
     int *row = calloc(s.v->n_episodes + 1, sizeof(*row));
     marks faults;
-    int rows, y_faults, y_key, y_anom, y_lease, y_legend;
+    int rows, y_faults, y_key, y_anom, y_lease;
 
     if (row == NULL)
         return;
@@ -491,8 +517,7 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     y_key = s.y_clients + s.lanes * SIM_SVG_LANE_H + 6;
     y_anom = y_key + SIM_SVG_LANE_H + 8;
     y_lease = y_anom + ROW_H * (1 + rows + ((s.v->anomalies & SIM_ANOM_LU) != 0)) + 6;
-    y_legend = y_lease + 30;
-    s.height = y_legend + sim_svg_legend(&s, 0, 0) * 24 + 8;
+    s.height = y_lease + 24;
     defs(&s);
     ms_axis(&s, 4, y_lease);
     lease_axis(&s, s.y_clients, y_lease);
@@ -502,8 +527,8 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     key_lane(&s, y_key);
     overlaps(&s, y_key + SIM_SVG_LANE_H);
     anomaly_lane(&s, y_anom, rows, row);
-    sim_svg_legend(&s, y_legend, 1);
     fputs("</svg>\n", f);
+    sim_svg_legend(&s);
     free(faults.m);
     free(row);
 }

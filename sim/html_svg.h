@@ -14,6 +14,15 @@
 #define SIM_SVG_LANE_H 36   /* a client's or the key's lane */
 #define SIM_SVG_BAND_H 24   /* a band inside a lane: holding, a key */
 
+/* The symbols a timeline may draw. Each drawing marks those it used,
+ * and the legend under the picture explains those. */
+enum { SIM_SW_WAIT, SIM_SW_HOLD, SIM_SW_CS, SIM_SW_RELEASE, SIM_SW_NOT_OWNER,
+       SIM_SW_ERROR, SIM_SW_PAUSE, SIM_SW_KILLED, SIM_SW_GAVE_UP, SIM_SW_SALE,
+       SIM_SW_TOKEN, SIM_SW_KEY, SIM_SW_KEY_NO_TTL, SIM_SW_FAULT, SIM_SW_OVERLAP,
+       SIM_SW_FENCE, SIM_SW_ME, SIM_SW_MD, SIM_SW_DL, SIM_SW_COUNT };
+
+#define SIM_SVG_USE(s, sw) ((s)->used |= 1u << (sw))
+
 /* The picture being drawn. */
 typedef struct sim_svg {
     FILE *f;
@@ -24,6 +33,7 @@ typedef struct sim_svg {
     int width, height;     /* the whole picture */
     int lanes;             /* client lanes */
     int y_clients;         /* the first client lane's top */
+    unsigned used;         /* 1 << SIM_SW_*: the symbols drawn */
 } sim_svg;
 
 /* Where time t is drawn (t clamped to the span). */
@@ -44,9 +54,9 @@ void sim_svg_end(sim_svg *s);
 void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
                   const char *anchor, const char *words);
 
-/* html_legend.c: the legend's rows at y; with draw 0 only how many rows
- * it takes. */
-int sim_svg_legend(sim_svg *s, int y, int draw);
+/* html_legend.c: the legend of the symbols drawn, as HTML, after the
+ * picture. */
+void sim_svg_legend(sim_svg *s);
 
 /* html_lanes.c: every client lane, from the history, at y_clients. */
 void sim_svg_client_lanes(sim_svg *s);
