@@ -1,16 +1,18 @@
 # lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
 #   make test                       every stage, then the simulator's, the bench's and the
-#                                   report's own tests
+#                                   commands' and the report's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
-#   make sim stage=N scenario=S     one run with its timeline (seed=K lease=MS optional;
-#                                   html=1: its page too, in build/runs)
+#   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
+#                                   seed=K varies the baseline; html=1: its page too, in build/runs)
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
 #   make bench                      each stage against the Redis round-trip limit
-#   make diff from=N to=M           what changed between two stages (side=1: side by side)
-#   make diff to=M                  what stage M changed on the stage it is built on
+#   make diff from=N to=M           what changed between two stages (side=1: side by side,
+#                                   full=1: whole files)
+#   make diff to=M [part=K]         what stage M changed on the stage it is built on
+#                                   (part=K: one idea of a stage that brings several)
 #   make deps                       install what is missing (test, demo, sim, bench do it too)
 #   make clean
 #
@@ -31,7 +33,7 @@ STAGE_LIST := $(foreach n,$(STAGES),$(n) ($(call stage_dir,$(n))))
 # A bad stage= stops here, whatever the target, with the valid values.
 ifneq ($(stage),)
   ifeq ($(filter $(stage),$(STAGES)),)
-    $(error stage='$(stage)' is not a stage; valid: $(STAGE_LIST))
+    $(error stage=$(stage) is not a stage; valid: $(STAGE_LIST))
   endif
 endif
 
@@ -127,6 +129,7 @@ else
 	done; \
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
 	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
+	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
 	$(MAKE) --no-print-directory report-test || failed="$$failed report-test"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "== all stages passed =="
@@ -161,11 +164,21 @@ sim-test: $(BUILD)/test_sim
 	@echo "== simulator: history, checker, report, tally, stages, pool, html (no Redis) =="
 	@$(BUILD)/test_sim
 
+# ---- the commands as a user types them (no Redis) -------------------------
+# Bad make variables named as typed; make diff's side by side, regions and
+# parts. Its make commands inherit this one's variables (SANITIZE=1 too).
+.PHONY: cli-test
+cli-test: check-deps
+	@sh tests/cli.sh
+
 # ---- diff --------------------------------------------------------------
-# The script gets the stages as the list above has them; without from= it
-# diffs to= against its base.
+# The script gets make's variables as they were given, to name them in an
+# error, and the stages as the list above has them; without from= it
+# diffs to= against its base. part=K: the K-th part of a diff that
+# tests/stagediff.parts cuts into parts; full=1: whole files.
 diff:
-	@tests/stagediff.sh "$(from)" "$(to)" "$(side)" $(STAGE_LINES)
+	@tests/stagediff.sh 'from=$(from)' 'to=$(to)' 'side=$(side)' 'part=$(part)' \
+	    'full=$(full)' -- $(STAGE_LINES)
 
 clean:
 	rm -rf build

@@ -3,6 +3,9 @@
  *
  *   bench [--runs N] [--stage N] [--out FILE]
  *
+ * (or runs=N stage=N out=FILE, as make passes them: an error quotes an
+ * argument as it was typed.)
+ *
  * The program of the bench (see bench.h for what it measures and how):
  * it starts one redis-server for the lock and one for the counter (the
  * resource) through cluster, like every server in this repository, pins
@@ -113,25 +116,39 @@ static int pin(sim_bench *b, char *errstr, size_t len)
 
 /* ---- setup and main ------------------------------------------------------------------ */
 
-/* A whole number in [lo, hi], or a one-line error that says the fix. */
-static int number(const char *name, const char *text, long lo, long hi,
-                  long example, int *out)
+/* A whole number in [lo, hi], or a one-line error that quotes it as it
+ * was typed (make's "runs=0", or "--runs 0"). */
+static int number(const char *name, const char *text, int as_make, long lo,
+                  long hi, int *out)
 {
-    char *end;
+    char why[256];
     long n;
 
-    errno = 0;
-    n = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || n < lo || n > hi) {
-        fprintf(stderr, "bench: %s '%s' is not a whole number from %ld to %ld: "
-                        "give e.g. %s=%ld (make bench %s=%ld, or bench --%s %ld)\n",
-                name, text, lo, hi, name, example, name, example, name, example);
+    if (sim_number(name, text, as_make, lo, hi, "", &n, why, sizeof(why)) != 0) {
+        fprintf(stderr, "bench: %s\n", why);
         return -1;
     }
     *out = (int)n;
     return 0;
 }
 
+/* One option: its name without dashes and its value. */
+static int option(sim_bench *b, const char *name, const char *value, int as_make)
+{
+    if (strcmp(name, "runs") == 0)
+        return number("runs", value, as_make, 1, SIM_BENCH_RUNS_MAX, &b->runs);
+    if (strcmp(name, "stage") == 0)
+        return number("stage", value, as_make, 1, SIM_STAGES, &b->only_stage);
+    if (strcmp(name, "out") == 0) {
+        b->out = value;
+        return 0;
+    }
+    fprintf(stderr, "bench: unknown option '%s%s'; usage: bench [--runs N] "
+            "[--stage N] [--out FILE]\n", as_make ? "" : "--", name);
+    return -1;
+}
+
+/* Every option comes as "--runs 3" or, from make, as "runs=3". */
 static int parse(sim_bench *b, int argc, char **argv)
 {
     size_t used = 0;
@@ -141,26 +158,23 @@ static int parse(sim_bench *b, int argc, char **argv)
     for (i = 0; i < argc; i++)
         used += snprintf(b->command_line + used, used < sizeof(b->command_line)
                          ? sizeof(b->command_line) - used : 0, "%s%s", i ? " " : "", argv[i]);
-    for (i = 1; i < argc; i += 2) {
-        const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+    for (i = 1; i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        char name[32];
 
-        if (value == NULL && (strcmp(flag, "--runs") == 0 || strcmp(flag, "--stage") == 0 ||
-                              strcmp(flag, "--out") == 0)) {
-            fprintf(stderr, "bench: %s needs a value\n", flag);
+        if (argv[i][0] != '-' && eq != NULL && (size_t)(eq - argv[i]) < sizeof(name)) {
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
+            if (option(b, name, eq + 1, 1) != 0)
+                return -1;
+        } else if (strncmp(argv[i], "--", 2) != 0 || i + 1 >= argc) {
+            fprintf(stderr, "bench: %s %s; usage: bench [--runs N] [--stage N] "
+                    "[--out FILE]\n", argv[i], strncmp(argv[i], "--", 2) == 0
+                    ? "needs a value" : "is not an option");
             return -1;
-        }
-        if (strcmp(flag, "--runs") == 0) {
-            if (number("runs", value, 1, SIM_BENCH_RUNS_MAX, RUNS_DEFAULT, &b->runs) != 0)
-                return -1;
-        } else if (strcmp(flag, "--stage") == 0) {
-            if (number("stage", value, 1, SIM_STAGES, 1, &b->only_stage) != 0)
-                return -1;
-        } else if (strcmp(flag, "--out") == 0) {
-            b->out = value;
+        } else if (option(b, argv[i] + 2, argv[i + 1], 0) != 0) {
+            return -1;
         } else {
-            fprintf(stderr, "bench: unknown option '%s'; usage: bench [--runs N] [--stage N] [--out FILE]\n",
-                    flag);
-            return -1;
+            i++;
         }
     }
     return 0;
@@ -191,6 +205,10 @@ static int setup(sim_bench *b, char *errstr, size_t len)
     char field[32];
 
     strftime(b->date, sizeof(b->date), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+    /* Other work on the machine slows every figure: the header says how
+     * much there was. */
+    if (getloadavg(b->load, 3) != 3)
+        b->load[0] = -1;
     if (find_build_dir(b, errstr, len) != 0 ||
         sim_cluster_start(&b->cl, SIM_CLUSTER_RESOURCE, errstr, len) != 0 ||
         pin(b, errstr, len) != 0 ||

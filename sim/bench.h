@@ -116,6 +116,7 @@ typedef struct sim_bench {
     char pinning[256];          /* what went where, in words */
     char redis_version[32];
     char date[40];
+    double load[3];             /* the load average at the start; -1: unknown */
     int sessions;               /* names each session's files */
     sim_bench_stage result[SIM_BENCH_RUNS_MAX][SIM_STAGES];
 } sim_bench;

@@ -198,6 +198,10 @@ static void print_header(const sim_bench *b, FILE *f)
     fprintf(f, "software  redis-server %s, hiredis %d.%d.%d; lock and resource servers on TCP loopback\n",
             b->redis_version, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
     fprintf(f, "date      %s\n", b->date);
+    if (b->load[0] >= 0)
+        fprintf(f, "load      %.2f %.2f %.2f (1, 5, 15 min) at the start: other work on the machine\n"
+                   "          slows every figure below, which are this machine's, not the stages' own\n",
+                b->load[0], b->load[1], b->load[2]);
 #if defined(__SANITIZE_ADDRESS__)
     fprintf(f, "build     SANITIZE=1 (ASan, UBSan): these figures measure the sanitizers, not the stages\n");
 #endif
@@ -406,7 +410,8 @@ static void print_targets(const sim_bench *b, FILE *f)
 {
     double p50 = med(b, V6, SIM_BENCH_HANDOFF_P50);
 
-    fprintf(f, "\nTargets a lock should meet, on the medians above:\n");
+    fprintf(f, "\nTargets, checked on the medians above (a slower or busier machine can miss\n"
+               "one that another meets: the last two depend on the machine most):\n");
     target_ratio(b, f);
     target_lost(b, f);
     if (sim_bench_wanted(b, V6) && !isnan(p50))

@@ -1,341 +1,355 @@
-/* html_diff: what changed between two stage folders, side by side, the
- * way `make diff ... side=1` pairs them: each source file (*.c, *.h) of
- * one folder against the same file of the other, a file missing on one
- * side shown as all added or all removed. The changed regions come
- * first, each with a few lines of context, the changed part of a changed
- * line marked; the whole file follows on request. Lines are never cut.
- *
- * The diff is a longest common subsequence of lines, found by dynamic
- * programming on what lies between the files' common head and tail: a
- * stage file is a few hundred lines, so the table stays small. */
+/* html_diff: what a stage changed on its base, side by side, as `make
+ * diff to=N side=1` shows it. The diff is make diff's own: this module
+ * runs tests/stagediff.sh (the script behind make diff), reads its
+ * unified output and draws it as a table, pairing the removed and added
+ * lines of a change in order as stagediff_side.awk does. So the page
+ * and the terminal show the same hunks, the same context, and the same
+ * parts for a stage whose diff tests/stagediff.parts cuts into parts;
+ * the whole files come from the script's full=1. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "html_internal.h"
 #include "util.h"
 
-#define CONTEXT 3      /* unchanged lines shown around a change */
-#define MAX_FILES 64   /* source files in a stage folder */
+#define MAX_PAIR 512    /* removed (or added) lines of one change */
+#define MAX_PARTS 16    /* parts of one stage's diff */
+#define ARG 64          /* "to=6", "3:v3-set-nx-px:2" */
 
-typedef struct lines {
-    char *text;        /* the file, NUL-terminated; "" when it is absent */
-    const char **at;   /* each line's start */
-    size_t *len;       /* each line's length, without its newline */
-    size_t n;
-} lines;
+/* ---- running make diff ------------------------------------------------------------ */
 
-/* One row of the side-by-side table: a line of each side, or none. */
-typedef struct row {
-    long a, b;         /* line indices; -1: nothing on that side */
-    int changed;
-} row;
-
-/* ---- reading ------------------------------------------------------------------------ */
-
-static void *grow(void *p, size_t size)
+/* The stage list as make passes it: "N:FOLDER:BASE" each. */
+static void stage_args(char (*args)[ARG], const char **argv, size_t *n)
 {
-    void *q = realloc(p, size);
+    for (int s = 1; s <= SIM_STAGES; s++) {
+        const sim_stage *st = sim_stage_get(s);
 
-    if (q == NULL)
-        free(p);
-    return q;
-}
-
-/* A file's lines; a missing file reads as empty (it was added or
- * removed). The caller frees l with unsplit, also after an error. */
-static int split(lines *l, const char *path, char *errstr, size_t len)
-{
-    size_t size, cap = 0;
-
-    memset(l, 0, sizeof(*l));
-    if (access(path, F_OK) != 0)
-        return (l->text = calloc(1, 1)) != NULL ? 0
-               : sim_error(errstr, len, "%s: out of memory", path);
-    if ((l->text = sim_html_slurp(path, &size, errstr, len)) == NULL)
-        return -1;
-    for (const char *s = l->text; *s != '\0';) {
-        size_t n = strcspn(s, "\n");
-
-        if (l->n == cap) {
-            cap = cap * 2 + 256;
-            if ((l->at = grow(l->at, cap * sizeof(*l->at))) == NULL ||
-                (l->len = grow(l->len, cap * sizeof(*l->len))) == NULL)
-                return sim_error(errstr, len, "%s: out of memory", path);
-        }
-        l->at[l->n] = s;
-        l->len[l->n++] = n;
-        s += n + (s[n] == '\n');
-    }
-    return 0;
-}
-
-static void unsplit(lines *l)
-{
-    free(l->text);
-    free(l->at);
-    free(l->len);
-}
-
-static int same(const lines *a, size_t i, const lines *b, size_t j)
-{
-    return a->len[i] == b->len[j] && memcmp(a->at[i], b->at[j], a->len[i]) == 0;
-}
-
-/* ---- the diff -------------------------------------------------------------------------- */
-
-/* Deletions and additions between two common lines, paired row by row. */
-static void block(row *rows, size_t *n, long a0, long a1, long b0, long b1)
-{
-    while (a0 < a1 || b0 < b1) {
-        rows[(*n)++] = (row){ a0 < a1 ? a0 : -1, b0 < b1 ? b0 : -1, 1 };
-        a0 += a0 < a1;
-        b0 += b0 < b1;
+        snprintf(args[s - 1], ARG, "%d:%s:%d", st->n, st->dir, st->base);
+        argv[(*n)++] = args[s - 1];
     }
 }
 
-/* L[i * (k + 1) + j]: how many lines a's lines from p + i and b's from
- * p + j have in common, in order, at most. */
-static void lcs(unsigned *L, const lines *a, const lines *b, size_t p,
-                size_t m, size_t k)
+/* Reads all of fd into a NUL-terminated buffer; NULL when out of memory. */
+static char *read_all(int fd)
 {
-    for (size_t i = m; i-- > 0;)
-        for (size_t j = k; j-- > 0;) {
-            unsigned down = L[(i + 1) * (k + 1) + j], right = L[i * (k + 1) + j + 1];
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap), *more;
+    ssize_t got;
 
-            L[i * (k + 1) + j] = same(a, p + i, b, p + j) ? L[(i + 1) * (k + 1) + j + 1] + 1
-                                 : down > right ? down : right;
+    while (buf != NULL && (got = read(fd, buf + n, cap - n - 1)) > 0) {
+        n += (size_t)got;
+        if (cap - n - 1 == 0) {
+            if ((more = realloc(buf, cap * 2)) == NULL)
+                free(buf);
+            buf = more;
+            cap *= 2;
         }
+    }
+    if (buf != NULL)
+        buf[n] = '\0';
+    return buf;
 }
 
-/* The rows of the whole side-by-side table; NULL when out of memory. */
-static row *diff(const lines *a, const lines *b, size_t *n)
+/* The output of `make diff to=STAGE part=PART full=FULL` (part 0: the
+ * whole diff), stdout and stderr together; NULL with errstr when the
+ * script failed, its last words in it. */
+static char *make_diff(const char *src, int stage, int part, int full,
+                       char *errstr, size_t len)
 {
-    size_t p = 0, q = 0, m, k;
-    row *rows = malloc((a->n + b->n + 1) * sizeof(*rows));
-    unsigned *L;
+    char script[SIM_HTML_PATH], to[ARG], parts[ARG], whole[ARG], args[SIM_STAGES][ARG];
+    const char *argv[SIM_STAGES + 10];
+    size_t n = 0;
+    int fd[2], status;
+    pid_t pid;
+    char *out;
 
-    *n = 0;
-    while (p < a->n && p < b->n && same(a, p, b, p))
-        p++;
-    while (q < a->n - p && q < b->n - p && same(a, a->n - 1 - q, b, b->n - 1 - q))
-        q++;
-    m = a->n - p - q;
-    k = b->n - p - q;
-    if (rows == NULL || (L = calloc((m + 1) * (k + 1), sizeof(*L))) == NULL) {
-        free(rows);
+    snprintf(script, sizeof(script), "%s/tests/stagediff.sh", src);
+    snprintf(to, sizeof(to), "to=%d", stage);
+    snprintf(parts, sizeof(parts), part > 0 ? "part=%d" : "part=", part);
+    snprintf(whole, sizeof(whole), "full=%d", full);
+    argv[n++] = "sh";
+    argv[n++] = script;
+    argv[n++] = to;
+    argv[n++] = "side=";
+    argv[n++] = parts;
+    argv[n++] = whole;
+    argv[n++] = "--";
+    stage_args(args, argv, &n);
+    argv[n] = NULL;
+    if (pipe(fd) != 0) {
+        sim_error(errstr, len, "make diff to=%d: cannot make a pipe", stage);
         return NULL;
     }
-    lcs(L, a, b, p, m, k);
-    for (size_t i = 0; i < p; i++)
-        rows[(*n)++] = (row){ (long)i, (long)i, 0 };
-    size_t i = 0, j = 0, i0 = 0, j0 = 0;
-    while (i < m || j < k) {
-        if (i < m && j < k && same(a, p + i, b, p + j)) {
-            block(rows, n, (long)(p + i0), (long)(p + i), (long)(p + j0), (long)(p + j));
-            rows[(*n)++] = (row){ (long)(p + i), (long)(p + j), 0 };
-            i0 = ++i;
-            j0 = ++j;
-        } else if (j >= k || (i < m && L[(i + 1) * (k + 1) + j] >= L[i * (k + 1) + j + 1])) {
-            i++;
-        } else {
-            j++;
-        }
+    if ((pid = fork()) == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        dup2(fd[1], STDERR_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execv("/bin/sh", (char *const *)argv);
+        _exit(127);
     }
-    block(rows, n, (long)(p + i0), (long)(p + m), (long)(p + j0), (long)(p + k));
-    for (size_t t = 0; t < q; t++)
-        rows[(*n)++] = (row){ (long)(a->n - q + t), (long)(b->n - q + t), 0 };
-    free(L);
-    return rows;
+    close(fd[1]);
+    out = pid > 0 ? read_all(fd[0]) : NULL;
+    close(fd[0]);
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || out == NULL ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        sim_error(errstr, len, "make diff to=%d%s%s failed: %s", stage,
+                  part > 0 ? " " : "", part > 0 ? parts : "",
+                  out != NULL && out[0] != '\0' ? out : "run it in the terminal to see why");
+        errstr[strcspn(errstr, "\n")] = '\0';
+        free(out);
+        return NULL;
+    }
+    return out;
 }
 
-/* ---- writing --------------------------------------------------------------------------- */
+/* ---- drawing its output ---------------------------------------------------------------- */
+
+/* A line of the output: where it starts, how long it is. */
+typedef struct span {
+    const char *s;
+    size_t n;
+    long ln;           /* its line number in its file */
+} span;
 
 /* One side of a row: its number and its text, the part that differs
- * from the other side marked. */
-static void side(FILE *f, const lines *l, long i, const lines *o, long j, int changed,
-                 const char *cls)
+ * from the other side (o, when there is one) marked. */
+static void side(FILE *f, const span *l, const span *o, const char *cls)
 {
     size_t pre = 0, post = 0, n;
-    const char *s;
 
-    if (i < 0) {
+    if (l == NULL) {
         fputs("<td class=\"ln\"></td><td class=\"code\"></td>", f);
         return;
     }
-    s = l->at[i];
-    n = l->len[i];
-    fprintf(f, "<td class=\"ln\">%ld</td><td class=\"code%s%s\">", i + 1,
-            changed ? " " : "", changed ? cls : "");
-    if (changed && j >= 0) {
-        size_t on = o->len[j];
-
-        while (pre < n && pre < on && s[pre] == o->at[j][pre])
+    n = l->n;
+    fprintf(f, "<td class=\"ln\">%ld</td><td class=\"code%s%s\">", l->ln,
+            cls[0] ? " " : "", cls);
+    if (o != NULL && cls[0] != '\0') {
+        while (pre < n && pre < o->n && l->s[pre] == o->s[pre])
             pre++;
-        while (post < n - pre && post < on - pre && s[n - 1 - post] == o->at[j][on - 1 - post])
+        while (post < n - pre && post < o->n - pre &&
+               l->s[n - 1 - post] == o->s[o->n - 1 - post])
             post++;
     }
-    if (changed && j >= 0 && pre + post < n) {
-        sim_html_escn(f, s, pre);
+    if (o != NULL && cls[0] != '\0' && pre + post < n) {
+        sim_html_escn(f, l->s, pre);
         fputs("<span class=\"chg\">", f);
-        sim_html_escn(f, s + pre, n - pre - post);
+        sim_html_escn(f, l->s + pre, n - pre - post);
         fputs("</span>", f);
-        sim_html_escn(f, s + n - post, post);
+        sim_html_escn(f, l->s + n - post, post);
     } else {
-        sim_html_escn(f, s, n);
+        sim_html_escn(f, l->s, n);
     }
     fputs("</td>", f);
 }
 
-static void table_row(FILE *f, const lines *a, const lines *b, const row *r)
+/* The lines of a change waiting for their pairs. */
+typedef struct change {
+    span minus[MAX_PAIR], plus[MAX_PAIR];
+    size_t nminus, nplus;
+} change;
+
+/* The pending removed and added lines, paired off in order. */
+static void flush(FILE *f, change *c)
+{
+    for (size_t i = 0; i < c->nminus || i < c->nplus; i++) {
+        const span *l = i < c->nminus ? &c->minus[i] : NULL;
+        const span *r = i < c->nplus ? &c->plus[i] : NULL;
+
+        fputs("<tr>", f);
+        side(f, l, r, "del");
+        side(f, r, l, "add");
+        fputs("</tr>\n", f);
+    }
+    c->nminus = c->nplus = 0;
+}
+
+static void context_row(FILE *f, const span *l, const span *r)
 {
     fputs("<tr>", f);
-    side(f, a, r->a, b, r->b, r->changed, "del");
-    side(f, b, r->b, a, r->a, r->changed, "add");
+    side(f, l, NULL, "");
+    side(f, r, NULL, "");
     fputs("</tr>\n", f);
 }
 
-static void table_head(FILE *f, const char *a_label, const char *b_label,
-                       const char *file, const char *cls)
+/* "--- v5-lua-unlock/lock.c" and "+++ v6-.../lock.c": a file's table. */
+static void file_head(FILE *f, const span *a, const span *b, const char *cls)
 {
-    fprintf(f, "<table class=\"diff %s\"><colgroup><col style=\"width:3.6em\"><col>"
-            "<col style=\"width:3.6em\"><col></colgroup>\n<thead><tr><th colspan=\"2\">", cls);
-    sim_html_escf(f, "%s/%s", a_label, file);
+    const char *slash = memchr(b->s, '/', b->n);
+    size_t skip = slash != NULL ? (size_t)(slash + 1 - b->s) : 0;
+
+    fputs("<h4 class=\"file\"><code>", f);
+    sim_html_escn(f, b->s + skip, strcspn(b->s + skip, " \n"));
+    fprintf(f, "</code></h4>\n<table class=\"diff %s\"><colgroup><col style=\"width:3.6em\">"
+            "<col><col style=\"width:3.6em\"><col></colgroup>\n<thead><tr>"
+            "<th colspan=\"2\">", cls);
+    sim_html_escn(f, a->s, a->n);
     fputs("</th><th colspan=\"2\">", f);
-    sim_html_escf(f, "%s/%s", b_label, file);
+    sim_html_escn(f, b->s, b->n);
     fputs("</th></tr></thead>\n<tbody>\n", f);
 }
 
-/* The changed rows with CONTEXT rows around each; the rest folded into
- * one line that says how many. */
-static void regions(FILE *f, const lines *a, const lines *b, const row *rows, size_t n)
+/* The next line of text from *p; 0 at the end. */
+static int next_line(const char **p, span *l)
 {
-    size_t skipped = 0;
+    if (**p == '\0')
+        return 0;
+    l->s = *p;
+    l->n = strcspn(*p, "\n");
+    *p += l->n + ((*p)[l->n] == '\n');
+    return 1;
+}
 
-    for (size_t r = 0; r < n; r++) {
-        int near = 0;
+/* A hunk from its "@@ -a,b +c,d @@" line on: its rows, up to where its
+ * counts end. */
+static void hunk(FILE *f, const char **p, const span *at, change *c)
+{
+    long a = 0, na = 1, b = 0, nb = 1;
+    span l;
 
-        for (size_t d = r >= CONTEXT ? r - CONTEXT : 0; d < n && d <= r + CONTEXT; d++)
-            near |= rows[d].changed;
-        if (!near) {
-            skipped++;
+    if (sscanf(at->s, "@@ -%ld,%ld +%ld,%ld", &a, &na, &b, &nb) < 4 &&
+        sscanf(at->s, "@@ -%ld +%ld,%ld", &a, &b, &nb) < 3 &&
+        sscanf(at->s, "@@ -%ld,%ld +%ld", &a, &na, &b) < 3)
+        sscanf(at->s, "@@ -%ld +%ld", &a, &b);
+    fprintf(f, "<tr class=\"skip\"><td colspan=\"2\">line %ld</td><td colspan=\"2\">"
+            "line %ld</td></tr>\n", a + (na == 0), b + (nb == 0));
+    a += na == 0;
+    b += nb == 0;
+    while ((na > 0 || nb > 0) && next_line(p, &l)) {
+        span t = { l.s + 1, l.n ? l.n - 1 : 0, 0 };
+
+        if (l.n > 0 && l.s[0] == '\\')
             continue;
+        if (l.n > 0 && l.s[0] == '-' && c->nminus < MAX_PAIR) {
+            t.ln = a++, na--;
+            c->minus[c->nminus++] = t;
+        } else if (l.n > 0 && l.s[0] == '+' && c->nplus < MAX_PAIR) {
+            t.ln = b++, nb--;
+            c->plus[c->nplus++] = t;
+        } else {
+            span r = t;
+
+            flush(f, c);
+            t.ln = a++, r.ln = b++;
+            na--, nb--;
+            context_row(f, &t, &r);
         }
-        if (skipped > 0)
-            fprintf(f, "<tr class=\"skip\"><td colspan=\"4\">%zu unchanged line%s</td></tr>\n",
-                    skipped, skipped == 1 ? "" : "s");
-        skipped = 0;
-        table_row(f, a, b, &rows[r]);
     }
-    if (skipped > 0)
-        fprintf(f, "<tr class=\"skip\"><td colspan=\"4\">%zu unchanged line%s</td></tr>\n",
-                skipped, skipped == 1 ? "" : "s");
+    flush(f, c);
 }
 
-/* One file: its changed regions, then the whole of it folded. Returns
- * 1 when it changed, 0 when the two are the same, -1 on error. */
-static int one_file(FILE *f, const char *a, const char *b, const char *a_label,
-                    const char *b_label, const char *file, char *errstr, size_t len)
+/* make diff's output as tables, one per file; what it says outside the
+ * files (a part's title) is left out: the page says it as headings.
+ * Returns the files drawn. */
+static int draw(FILE *f, const char *out, const char *cls)
 {
-    char pa[SIM_HTML_PATH], pb[SIM_HTML_PATH];
-    lines la = { 0 }, lb = { 0 };
-    row *rows = NULL;
-    size_t n = 0, added = 0, removed = 0;
-    int rc = -1;
+    change c = { .nminus = 0 };
+    const char *p = out;
+    span l, a = { 0 };
+    int files = 0, open = 0;
 
-    snprintf(pa, sizeof(pa), "%s/%s", a, file);
-    snprintf(pb, sizeof(pb), "%s/%s", b, file);
-    if (split(&la, pa, errstr, len) == 0 && split(&lb, pb, errstr, len) == 0 &&
-        (rows = diff(&la, &lb, &n)) == NULL)
-        sim_error(errstr, len, "the diff of %s: out of memory", file);
-    for (size_t r = 0; rows != NULL && r < n; r++) {
-        removed += rows[r].changed && rows[r].a >= 0;
-        added += rows[r].changed && rows[r].b >= 0;
+    while (next_line(&p, &l)) {
+        if (l.n > 4 && strncmp(l.s, "--- ", 4) == 0) {
+            a = (span){ l.s + 4, l.n - 4, 0 };
+        } else if (l.n > 4 && strncmp(l.s, "+++ ", 4) == 0 && a.s != NULL) {
+            span b = { l.s + 4, l.n - 4, 0 };
+
+            if (open)
+                fputs("</tbody></table>\n", f);
+            file_head(f, &a, &b, cls);
+            open = 1;
+            files++;
+        } else if (open && l.n > 3 && strncmp(l.s, "@@ ", 3) == 0) {
+            hunk(f, &p, &l, &c);
+        }
     }
-    if (rows != NULL && (rc = added + removed > 0) == 1) {
-        fprintf(f, "<h3 class=\"file\" data-file=\"");
-        sim_html_esc(f, file);
-        fputs("\"><code>", f);
-        sim_html_esc(f, file);
-        fprintf(f, "</code> <small>%zu line%s removed, %zu added</small></h3>\n",
-                removed, removed == 1 ? "" : "s", added);
-        table_head(f, a_label, b_label, file, "changes");
-        regions(f, &la, &lb, rows, n);
-        fputs("</tbody></table>\n<details><summary>the whole of ", f);
-        sim_html_esc(f, file);
-        fputs(", side by side</summary>\n", f);
-        table_head(f, a_label, b_label, file, "whole");
-        for (size_t r = 0; r < n; r++)
-            table_row(f, &la, &lb, &rows[r]);
-        fputs("</tbody></table>\n</details>\n", f);
-    }
-    free(rows);
-    unsplit(&la);
-    unsplit(&lb);
-    return rc;
+    if (open)
+        fputs("</tbody></table>\n", f);
+    return files;
 }
 
-static int by_name(const void *x, const void *y)
+/* One make diff, drawn; 0 or -1 with errstr. */
+static int one(FILE *f, const char *src, int stage, int part, int full,
+               char *errstr, size_t len)
 {
-    return strcmp(*(char *const *)x, *(char *const *)y);
+    char *out = make_diff(src, stage, part, full, errstr, len);
+
+    if (out == NULL)
+        return -1;
+    if (draw(f, out, full ? "whole" : "changes") == 0)
+        fputs("<p>No source file changed.</p>\n", f);
+    free(out);
+    return 0;
 }
 
-/* The source files of a folder, added to names (without repeats). */
-static void sources(const char *dir, char **names, size_t *n)
+/* The parts make diff lists for a stage ("  make diff to=6 part=2   the
+ * watchdog: ..."): their titles into titles; how many. */
+static int parts(const char *out, int stage, char (*titles)[SIM_REPORT_SENTENCE])
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
+    const char *p = out;
+    char head[ARG];
+    span l;
+    int n = 0;
 
-    while (d != NULL && (e = readdir(d)) != NULL && *n < MAX_FILES) {
-        size_t len = strlen(e->d_name);
-        int dup = 0;
+    snprintf(head, sizeof(head), "  make diff to=%d part=", stage);
+    while (next_line(&p, &l) && n < MAX_PARTS) {
+        const char *t;
 
-        if (len < 3 || e->d_name[0] == '.' || e->d_name[len - 2] != '.' ||
-            (e->d_name[len - 1] != 'c' && e->d_name[len - 1] != 'h'))
+        if (l.n <= strlen(head) || strncmp(l.s, head, strlen(head)) != 0)
             continue;
-        for (size_t i = 0; i < *n; i++)
-            dup |= strcmp(names[i], e->d_name) == 0;
-        if (!dup && (names[*n] = strdup(e->d_name)) != NULL)
-            (*n)++;
+        t = l.s + strlen(head) + strspn(l.s + strlen(head), "0123456789");
+        t += strspn(t, " ");
+        snprintf(titles[n++], SIM_REPORT_SENTENCE, "%.*s", (int)(l.n - (size_t)(t - l.s)), t);
     }
-    if (d != NULL)
-        closedir(d);
+    return n;
 }
 
-int sim_html_diff(FILE *f, const char *a, const char *b, const char *a_label,
-                  const char *b_label, char *errstr, size_t len)
+/* A stage told in parts: each part its own heading and its own slice. */
+static int in_parts(FILE *f, const char *src, int stage, int n,
+                    char (*titles)[SIM_REPORT_SENTENCE], char *errstr, size_t len)
 {
-    char *names[MAX_FILES];
-    size_t n = 0, same = 0;
-    int rc = 0;
-
-    sources(a, names, &n);
-    sources(b, names, &n);
-    qsort(names, n, sizeof(names[0]), by_name);
-    for (size_t i = 0; i < n; i++) {
-        int changed = rc == 0 ? one_file(f, a, b, a_label, b_label, names[i],
-                                         errstr, len) : 1;
-
-        if (changed < 0)
-            rc = -1;
-        if (changed == 0)
-            names[same++] = names[i];   /* the unchanged, listed at the end */
-        else
-            free(names[i]);
+    fputs("<p>It brings several ideas at once; here they are one at a time, "
+          "each part the change from the code with the parts before it:</p>\n<ol>", f);
+    for (int k = 1; k <= n; k++) {
+        fprintf(f, "<li><a href=\"#part-%d\">", k);
+        sim_html_esc(f, titles[k - 1]);
+        fputs("</a></li>", f);
     }
-    if (rc == 0 && same > 0) {
-        fputs("<p>The same in both:", f);
-        for (size_t i = 0; i < same; i++) {
-            fputs(" <code>", f);
-            sim_html_esc(f, names[i]);
-            fputs("</code>", f);
-        }
-        fputs(".</p>\n", f);
+    fputs("</ol>\n", f);
+    for (int k = 1; k <= n; k++) {
+        fprintf(f, "<h3 id=\"part-%d\" class=\"part\">Part %d of %d: ", k, k, n);
+        sim_html_esc(f, titles[k - 1]);
+        fprintf(f, " <small><code>make diff to=%d part=%d side=1</code></small></h3>\n",
+                stage, k);
+        if (one(f, src, stage, k, 0, errstr, len) != 0)
+            return -1;
     }
-    for (size_t i = 0; i < same; i++)
-        free(names[i]);
+    return 0;
+}
+
+int sim_html_diff(FILE *f, const char *src, int stage, char *errstr, size_t len)
+{
+    char titles[MAX_PARTS][SIM_REPORT_SENTENCE];
+    char *out = make_diff(src, stage, 0, 0, errstr, len);
+    int n, rc = 0;
+
+    if (out == NULL)
+        return -1;
+    if ((n = parts(out, stage, titles)) > 0)
+        rc = in_parts(f, src, stage, n, titles, errstr, len);
+    else if (draw(f, out, "changes") == 0)
+        fputs("<p>No source file changed.</p>\n", f);
+    free(out);
+    if (rc != 0)
+        return -1;
+    fprintf(f, "<details><summary>the whole files, side by side "
+            "(<code>make diff to=%d side=1 full=1</code>)</summary>\n", stage);
+    rc = one(f, src, stage, 0, 1, errstr, len);
+    fputs("</details>\n", f);
     return rc;
 }

@@ -8,7 +8,7 @@
  *                   html_lanes.c its client lanes, html_legend.c its legend)
  *   html_stage.c    a stage's page: its README and its diff
  *   html_md.c       the Markdown the READMEs are written in
- *   html_diff.c     two files side by side, the changed lines marked
+ *   html_diff.c     make diff's output side by side, the changed lines marked
  *
  * The site is part of the report: its sentences are the report's
  * (report_internal.h), never a second wording. */
@@ -115,12 +115,10 @@ void sim_html_inline(FILE *f, const char *text, size_t n,
 
 /* ---- html_diff.c --------------------------------------------------------- */
 
-/* Each source file (*.c, *.h) of folder a against the same file of
- * folder b, side by side, as make diff pairs them: the changed regions
- * with their context, then each whole file on request. Labels name the
- * folders. 0, or -1 with errstr. */
-int sim_html_diff(FILE *f, const char *a, const char *b,
-                  const char *a_label, const char *b_label,
-                  char *errstr, size_t len);
+/* What stage changed on its base, side by side: the output of make
+ * diff (src/tests/stagediff.sh, run) drawn as tables: its changed
+ * regions, in parts where make diff cuts the stage's diff into parts,
+ * then the whole files on request. 0, or -1 with errstr. */
+int sim_html_diff(FILE *f, const char *src, int stage, char *errstr, size_t len);
 
 #endif

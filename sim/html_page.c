@@ -90,6 +90,8 @@ static const char style[] =
     "margin:.35em 0;background:#fafafa}\n"
     "ul.verdict li.bad{border-color:var(--me);background:#fff5f5}\n"
     "ul.verdict li.clean{border-color:var(--ok);background:#f4fbf4}\n"
+    "ul.verdict li.fence{border-color:#00695c;background:#f0f8f7}\n"
+    "ul.verdict li.release{border-color:var(--md);background:#faf5fc}\n"
     "figure.timeline{margin:.6em 0;overflow-x:auto}\n"
     ".tl{font-family:system-ui,'DejaVu Sans',sans-serif;"
     "background:#fff}\n"

@@ -8,8 +8,6 @@
 
 #include "html_internal.h"
 
-#define ITEM (SIM_REPORT_SENTENCE * 4) /* one sentence, its parts joined */
-
 /* What this cell shows, and what the answer key says of it. */
 static void marks_line(FILE *f, const sim_matrix_cell *c)
 {
@@ -27,73 +25,67 @@ static void marks_line(FILE *f, const sim_matrix_cell *c)
     fputs("</span></p>\n", f);
 }
 
-/* One item of the terminal's account, as a list item: a heading before
- * its first ": " (one without digits, "mutual exclusion lost") in bold. */
-static void item(FILE *f, const char *text)
+/* The class of a line of the account: what colours its item. */
+static const char *line_class(const sim_report_line *line)
 {
-    const char *colon = strstr(text, ": ");
-    size_t head = colon != NULL ? (size_t)(colon - text) : 0;
+    if (line->kind & (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL | SIM_REPORT_CLASH))
+        return "bad";
+    if (line->kind == SIM_REPORT_REFUSAL)
+        return "fence";
+    if (line->kind == SIM_REPORT_RELEASE)
+        return "release";
+    return strcmp(line->heading, "no anomaly") == 0 ? "clean" : "note";
+}
 
-    fputs("<li>", f);
-    if (head > 0 && head < 40 && strcspn(text, "0123456789") > head) {
+/* One line of the account (sim_report_account, as the terminal prints
+ * it), as a list item: its heading in bold; an episode's kind and time
+ * as data, for the picture above to be checked against. */
+typedef struct page_list {
+    FILE *f;
+    int64_t t0_ns;
+} page_list;
+
+static void item(const sim_report_line *line, void *arg)
+{
+    const page_list *p = arg;
+    FILE *f = p->f;
+
+    fprintf(f, "<li class=\"%s\"", line_class(line));
+    if (line->kind & SIM_ANOM_CELLS)
+        fprintf(f, " data-kind=\"%s\"", sim_anomaly_name(line->kind));
+    if (line->kind != SIM_REPORT_NOTE)
+        fprintf(f, " data-at=\"%ld\"", sim_report_ms(line->at_ns, p->t0_ns));
+    fputs(">", f);
+    if (line->heading[0] != '\0') {
         fputs("<strong>", f);
-        sim_html_escn(f, text, head);
-        fputs("</strong>", f);
-        text += head;
+        sim_html_esc(f, line->heading);
+        fputs("</strong>: ", f);
     }
-    sim_html_esc(f, text);
+    sim_html_esc(f, line->text);
     fputs("</li>\n", f);
 }
 
-/* The terminal's account of the run (sim_report_run), as items: its
- * lines up to the first blank one, each sentence joined again.
- * sim_report_wrapped breaks a line only at a blank and indents what it
- * continues deeper than the line it began, so joining with one blank
- * gives the sentence back. The first item, the title, is the page's
- * heading already. Returns where the timeline begins. */
-static const char *sentences(FILE *f, const char *text)
-{
-    char cur[ITEM] = "";
-    int n = 0;
-
-    while (*text != '\0' && *text != '\n') {
-        size_t len = strcspn(text, "\n"), ind = strspn(text, " ");
-
-        if (ind <= 2) {
-            if (n++ > 1)
-                item(f, cur);
-            cur[0] = '\0';
-        }
-        snprintf(cur + strlen(cur), sizeof(cur) - strlen(cur), "%s%.*s",
-                 cur[0] ? " " : "", (int)(len - ind), text + ind);
-        text += len + (text[len] == '\n');
-    }
-    if (n > 1)
-        item(f, cur);
-    return *text == '\n' ? text + 1 : text;
-}
-
-/* The verdict in sentences, and the terminal's drawing on request. */
+/* The verdict in the terminal's sentences, and the terminal's drawing
+ * on request. */
 static void account(FILE *f, const sim_html_run *r)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    const char *rest;
+    page_list p = { f, r->cell.t0_ns };
 
+    fputs("<h2>What the checker found</h2>\n<ul class=\"verdict\">\n", f);
+    sim_report_account(r->info, r->cell.verdict, r->ev, r->n, r->cell.t0_ns, item, &p);
+    fputs("</ul>\n", f);
     if (mem == NULL)
         return;
-    sim_report_run(mem, r->info, r->ev, r->n, r->cell.t0_ns, r->cell.verdict);
+    sim_report_timeline(mem, r->ev, r->n, r->cell.t0_ns, r->info->clients,
+                        r->info->lease_ms, r->cell.verdict);
     fclose(mem);
-    fputs("<h2>What the checker found</h2>\n<ul class=\"verdict\">\n", f);
-    rest = sentences(f, text);
-    fputs("</ul>\n", f);
-    if (*rest != '\0') {
-        fputs("<details><summary>The same run as the terminal draws it "
-              "(<code>make sim</code>)</summary>\n<pre>", f);
-        sim_html_esc(f, rest);
-        fputs("</pre></details>\n", f);
-    }
+    fputs("<details><summary>The same run as the terminal draws it "
+          "(<code>make sim</code>)</summary>\n<pre>", f);
+    sim_html_esc(f, text);
+    fputs("</pre></details>\n", f);
     free(text);
 }
 

@@ -58,23 +58,18 @@ static void column(FILE *f, int stage, const sim_html_run *runs, size_t n)
 static int changes(FILE *f, const char *src, const sim_stage *st,
                    char *errstr, size_t len)
 {
-    char a[SIM_HTML_PATH], b[SIM_HTML_PATH];
-    const char *base = sim_stage_name(st->base);
-
     fputs("<h2 id=\"what-changed-in-the-code\">", f);
     if (st->base == 0) {
         fputs("The code</h2>\n<p>The first stage, built on no other: every "
               "line of it is new.</p>\n", f);
         return 0;
     }
-    sim_html_escf(f, "What it changed on %s", base);
+    sim_html_escf(f, "What it changed on %s", sim_stage_name(st->base));
     fputs("</h2>\n<p>The same as <code>", f);
     sim_html_escf(f, "make diff from=%d to=%d side=1", st->base, st->n);
-    fputs("</code>: the changed lines of each file, and the whole file "
-          "below them.</p>\n", f);
-    snprintf(a, sizeof(a), "%s/%s", src, base);
-    snprintf(b, sizeof(b), "%s/%s", src, st->dir);
-    return sim_html_diff(f, a, b, base, st->dir, errstr, len);
+    fputs("</code>: the changed regions of each file with the lines around "
+          "them, and the whole files below them.</p>\n", f);
+    return sim_html_diff(f, src, st->n, errstr, len);
 }
 
 static void neighbours(FILE *f, int stage)

@@ -8,6 +8,12 @@
  *   sim check FILE
  *   sim list [--names]
  *
+ * Every "--name value" may also be written "name=value", as make passes
+ * its variables (sentinel=1 for --sentinel), and an error quotes it as it
+ * was written: "sim: lease=50 is below the minimum of 100 ms". --seed
+ * varies the baseline's hold times only; the fault scenarios are the same
+ * for every seed.
+ *
  * run plays one scenario against one stage and prints its title, verdict
  * and timeline (with --html, it also writes the run's page into DIR);
  * demo plays all of them against every stage and prints the fault
@@ -38,6 +44,7 @@
 #include "proc.h"
 #include "report.h"
 #include "runner.h"
+#include "util.h"
 
 #define MIN_LEASE_MS 100   /* below this the scenarios' margins drown in noise */
 #define MAX_LEASE_MS 10000 /* above this a demo takes hours */
@@ -80,99 +87,159 @@ static int is_help(const char *arg)
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 || strcmp(arg, "help") == 0;
 }
 
-/* ---- arguments ------------------------------------------------------------------ */
+/* ---- arguments ------------------------------------------------------------------ *
+ * Each option comes as "--lease 300" or, from make, as "lease=300"; an
+ * error quotes it the way it was typed. */
 
-static int bad_scenario(const char *name)
+/* "--lease 50" or "lease=50", as typed, into buf. */
+static const char *typed(char *buf, size_t len, const char *name,
+                         const char *value, int as_make)
 {
+    snprintf(buf, len, as_make ? "%s=%s" : "--%s %s", name, value);
+    return buf;
+}
+
+static int bad_scenario(const char *value, int as_make)
+{
+    char arg[128];
     size_t i;
 
-    fprintf(stderr, "sim: unknown scenario '%s'; valid:", name);
+    fprintf(stderr, "sim: %s is not a scenario; valid:",
+            typed(arg, sizeof(arg), "scenario", value, as_make));
     for (i = 0; i < sim_scenario_count(); i++)
         fprintf(stderr, " %s", sim_scenario_at(i)->name);
     fprintf(stderr, "\n");
     return -1;
 }
 
-/* A whole decimal number in [lo, hi], or a one-line error. */
-static int number(const char *flag, const char *text, long lo, long hi,
-                  long *out)
+/* A whole number in [lo, hi], or a one-line error that quotes it. */
+static int number(const char *name, const char *value, int as_make, long lo,
+                  long hi, const char *unit, long *out)
 {
-    char *end;
+    char why[256];
 
-    errno = 0;
-    *out = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || *out < lo || *out > hi) {
-        fprintf(stderr, "sim: %s '%s' is not a number from %ld to %ld\n",
-                flag, text, lo, hi);
-        return -1;
-    }
-    return 0;
+    if (sim_number(name, value, as_make, lo, hi, unit, out, why,
+                   sizeof(why)) == 0)
+        return 0;
+    fprintf(stderr, "sim: %s\n", why);
+    return -1;
 }
 
-static int stage_arg(const char *text, int *stage)
+static int stage_arg(const char *value, int as_make, int *stage)
 {
+    char why[256];
     long n;
     int i;
 
-    if (number("--stage", text, 1, SIM_STAGES, &n) == 0) {
+    if (sim_number("stage", value, as_make, 1, SIM_STAGES, "", &n, why,
+                   sizeof(why)) == 0) {
         *stage = (int)n;
         return 0;
     }
-    fprintf(stderr, "sim: valid stages:");
+    fprintf(stderr, "sim: %s; stages:", why);
     for (i = 1; i <= SIM_STAGES; i++)
         fprintf(stderr, " %d (%s)", i, sim_stage_name(i));
     fprintf(stderr, "\n");
     return -1;
 }
 
-/* The field of a flag whose value is any text (a file, a folder); NULL
- * for another flag. */
-static const char **text_option(options *o, const char *flag)
+/* The field of an option whose value is any text (a file, a folder);
+ * NULL for another option. */
+static const char **text_option(options *o, const char *name)
 {
-    if (strcmp(flag, "--save") == 0)
+    if (strcmp(name, "save") == 0)
         return &o->save;
-    if (strcmp(flag, "--html") == 0)
+    if (strcmp(name, "html") == 0)
         return &o->html;
-    if (strcmp(flag, "--out") == 0)
+    if (strcmp(name, "out") == 0)
         return &o->out;
-    if (strcmp(flag, "--src") == 0)
+    if (strcmp(name, "src") == 0)
         return &o->src;
-    if (strcmp(flag, "--build") == 0)
+    if (strcmp(name, "build") == 0)
         return &o->build;
     return NULL;
 }
 
-/* One "--flag value" pair. */
-static int option(options *o, const char *flag, const char *value)
+/* sentinel=1 or sentinel=0, from make; "--sentinel" takes no value. */
+static int switch_arg(const char *name, const char *value, int *out)
+{
+    if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0) {
+        *out = value[0] == '1';
+        return 0;
+    }
+    fprintf(stderr, "sim: %s=%s is neither 1 nor 0: give %s=1 to turn it "
+            "on, or leave it out\n", name, value, name);
+    return -1;
+}
+
+/* One option: its name without dashes and its value. */
+static int option(options *o, const char *name, const char *value,
+                  int as_make)
 {
     const char **text;
     long n;
 
-    if (strcmp(flag, "--stage") == 0)
-        return stage_arg(value, &o->stage);
-    if (strcmp(flag, "--scenario") == 0)
-        return (o->scenario = sim_scenario_find(value)) ? 0 : bad_scenario(value);
-    if (strcmp(flag, "--seed") == 0) {
-        if (number("--seed", value, 0, INT_MAX, &n) != 0)
+    if (strcmp(name, "stage") == 0)
+        return stage_arg(value, as_make, &o->stage);
+    if (strcmp(name, "scenario") == 0)
+        return (o->scenario = sim_scenario_find(value)) ? 0
+               : bad_scenario(value, as_make);
+    if (strcmp(name, "seed") == 0) {
+        if (number("seed", value, as_make, 0, INT_MAX, "", &n) != 0)
             return -1;
         o->seed = (unsigned)n;
         return 0;
     }
-    if (strcmp(flag, "--lease") == 0)
-        return number("--lease", value, MIN_LEASE_MS, MAX_LEASE_MS, &o->lease_ms);
-    if (strcmp(flag, "--jobs") == 0)
-        return number("--jobs", value, 1, SIM_POOL_JOBS_MAX, &o->jobs);
-    if ((text = text_option(o, flag)) != NULL) {
+    if (strcmp(name, "lease") == 0)
+        return number("lease", value, as_make, MIN_LEASE_MS, MAX_LEASE_MS,
+                      " ms", &o->lease_ms);
+    if (strcmp(name, "jobs") == 0)
+        return number("jobs", value, as_make, 1, SIM_POOL_JOBS_MAX, "",
+                      &o->jobs);
+    if ((text = text_option(o, name)) != NULL) {
         *text = value;
         return 0;
     }
-    fprintf(stderr, "sim: unknown option '%s'\n", flag);
+    if (strcmp(name, "sentinel") == 0 && as_make)
+        return switch_arg(name, value, &o->sentinel);
+    fprintf(stderr, as_make ? "sim: unknown argument '%s=%s'\n"
+            : "sim: unknown option '--%s'\n", name, value);
     return -1;
+}
+
+/* "name=value", as make passes a variable: 0 and the option, or -1 when
+ * arg has no such form. */
+static int make_form(options *o, const char *arg, int *rc)
+{
+    const char *eq = strchr(arg, '=');
+    char name[32];
+
+    if (arg[0] == '-' || eq == NULL || eq == arg ||
+        (size_t)(eq - arg) >= sizeof(name))
+        return -1;
+    memcpy(name, arg, (size_t)(eq - arg));
+    name[eq - arg] = '\0';
+    *rc = option(o, name, eq + 1, 1);
+    return 0;
+}
+
+/* The flags that take no value. 1 when arg was one. */
+static int flag(options *o, const char *arg)
+{
+    if (strcmp(arg, "--sentinel") == 0)
+        o->sentinel = 1;
+    else if (is_help(arg))
+        o->help = 1;
+    else if (strcmp(arg, "--names") == 0)
+        o->names = 1;
+    else
+        return 0;
+    return 1;
 }
 
 static int parse(options *o, int argc, char **argv)
 {
-    int i;
+    int i, rc;
 
     memset(o, 0, sizeof(*o));
     o->lease_ms = SIM_DEFAULT_LEASE_MS;
@@ -187,23 +254,22 @@ static int parse(options *o, int argc, char **argv)
             o->file = argv[i];
             continue;
         }
-        if (strcmp(argv[i], "--sentinel") == 0) {
-            o->sentinel = 1;
+        if (flag(o, argv[i]))
+            continue;
+        if (make_form(o, argv[i], &rc) == 0) {
+            if (rc != 0)
+                return -1;
             continue;
         }
-        if (is_help(argv[i])) {
-            o->help = 1;
-            continue;
-        }
-        if (strcmp(argv[i], "--names") == 0) {
-            o->names = 1;
-            continue;
+        if (strncmp(argv[i], "--", 2) != 0) {
+            fprintf(stderr, "sim: unknown argument '%s'\n", argv[i]);
+            return -1;
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "sim: %s needs a value\n", argv[i]);
             return -1;
         }
-        if (option(o, argv[i], argv[i + 1]) != 0)
+        if (option(o, argv[i] + 2, argv[i + 1], 0) != 0)
             return -1;
         i++;
     }

@@ -10,9 +10,16 @@
  *                       const sim_event *ev, size_t n, int64_t t0_ns,
  *                       const sim_verdict *v);
  *   void sim_report_title(FILE *out, const sim_run_info *run);
- *   void sim_report_verdict(FILE *out, const sim_verdict *v, int64_t t0_ns);
+ *   void sim_report_verdict(FILE *out, const sim_verdict *v,
+ *                           const sim_event *ev, size_t n, int64_t t0_ns);
+ *   void sim_report_account(const sim_run_info *run, const sim_verdict *v,
+ *                           const sim_event *ev, size_t n, int64_t t0_ns,
+ *                           sim_report_line_fn *fn, void *arg);
+ *   size_t sim_report_story(const sim_verdict *v, const sim_event *ev,
+ *                           size_t n, int64_t t0_ns, size_t cap,
+ *                           sim_report_line_fn *fn, void *arg);
  *   void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
- *                            int64_t t0_ns, int clients,
+ *                            int64_t t0_ns, int clients, long lease_ms,
  *                            const sim_verdict *v);
  *   void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
  *                            int64_t t0_ns);
@@ -24,9 +31,12 @@
  * history, 0 for one read back with sim_history_load. Clients are letters:
  * client 0 is A, 26 is AA; a thread other than 0 is written "B:1".
  *
- * Every episode of the verdict is told, in time order, up to five of a
- * kind in full and then "and N more ... like these"; the matrix, whose
- * lines must fit a projector, tells up to three per cell and kind. */
+ * A run's story is every episode of the verdict, every release result
+ * that matters (NOT_OWNER: the lock was lost before the release; an
+ * error: its outcome is unknown) and the fence's work (writes refused, a
+ * token two holders shared), in time order, up to five of a kind in
+ * full and then "and N more ... like these"; the matrix, whose lines must
+ * fit a projector, tells the episodes, up to three per cell and kind. */
 #ifndef SIM_REPORT_H
 #define SIM_REPORT_H
 
@@ -38,6 +48,8 @@
 #include "stage.h"
 
 #define SIM_REPORT_STAGES SIM_STAGES  /* matrix columns: every stage of sim/stages.def */
+#define SIM_REPORT_SENTENCE 512       /* one line of a story, in words */
+#define SIM_REPORT_CAP 5              /* lines of a kind a run tells in full */
 
 /* One cell of the fault matrix, as plain data. */
 typedef struct sim_matrix_cell {
@@ -60,21 +72,64 @@ void sim_report_run(FILE *out, const sim_run_info *run, const sim_event *ev,
 /* "v3-set-nx-px / slow-holder: <what> (lease 300 ms, seed 7)". */
 void sim_report_title(FILE *out, const sim_run_info *run);
 
-/* One sentence per episode with its evidence, in time order; the gaps
- * in the observer's stream; the rule about unknown outcomes when a
- * sentence rests on one; the stock's numbers; one line saying so when
- * there is no anomaly, or why the history cannot be judged. ev may be
- * NULL (the sentences then leave out the events an unknown outcome's
- * reasoning names). */
+/* The story (sim_report_story) one sentence a line; the gaps in the
+ * observer's stream; the rule about unknown outcomes when a sentence
+ * rests on one; the stock's numbers; one line saying so when there is no
+ * anomaly, or why the history cannot be judged. ev may be NULL, n 0 (the
+ * sentences then leave out what only the events say: the release results
+ * and the events an unknown outcome's reasoning names). */
 void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
-                        int64_t t0_ns);
+                        size_t n, int64_t t0_ns);
 
-/* The ASCII timeline, 72 columns: a time axis, one lane per client
- * (clients: at least this many lanes), the lock key's lane, a lane marking
- * every episode of the verdict, and a legend. v NULL: the timeline checks
- * the history itself, for the key's owners, and marks nothing. */
+/* The kinds of a story's lines that are not episodes. */
+#define SIM_REPORT_RELEASE 0         /* a release result */
+#define SIM_REPORT_REFUSAL (1u << 8) /* a write the resource refused */
+#define SIM_REPORT_CLASH (1u << 9)   /* two holders with one token */
+#define SIM_REPORT_NOTE (1u << 10)   /* the rest of an account: a fault the
+                                      * stage cannot reach, "no anomaly", a
+                                      * gap, the rule, the stock */
+
+/* One line of a run's story. */
+typedef struct sim_report_line {
+    unsigned kind;         /* SIM_ANOM_ME, _MD or _DL, or SIM_REPORT_* */
+    size_t more;           /* 0: text tells one; else "and <more> ..." */
+    int64_t at_ns;         /* when (for a "more" line: the last one's) */
+    const char *heading;   /* "mutual exclusion lost", "release", ...; ""
+                            * where the sentence names its kind itself */
+    char text[SIM_REPORT_SENTENCE];
+} sim_report_line;
+
+typedef void sim_report_line_fn(const sim_report_line *line, void *arg);
+
+/* The story of a run, in time order: each episode of v, each release
+ * result that matters, each write the resource refused and the first
+ * token two holders shared, cap of a kind in full, then one "and N more
+ * ... like these" line per kind that had more. fn gets each line. Returns
+ * the lines told. The terminal (sim_report_verdict) tells it with cap
+ * SIM_REPORT_CAP; a page can tell it in full. */
+size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
+                        int64_t t0_ns, size_t cap, sim_report_line_fn *fn,
+                        void *arg);
+
+/* A run's account, a line at a time to fn: the fault not reachable
+ * (run may be NULL), then what sim_report_verdict prints. The terminal
+ * prints it; a page lists it: one account, two renderings. */
+void sim_report_account(const sim_run_info *run, const sim_verdict *v,
+                        const sim_event *ev, size_t n, int64_t t0_ns,
+                        sim_report_line_fn *fn, void *arg);
+
+/* The ASCII timeline: a time axis, one lane per client (clients: at
+ * least this many lanes), the lock key's lane, a lane marking every
+ * episode of the verdict, and a legend of every symbol drawn. Eight
+ * columns make one lease (lease_ms), so runs of one scenario compare
+ * across stages; a run longer than a row of 60 columns goes on in
+ * another row, and one longer than three rows is drawn at two (four,
+ * ...) leases per eight columns, as the legend then says. lease_ms 0:
+ * unknown, the run is fit in one row. v NULL: the timeline checks the
+ * history itself, for the key's owners, and marks nothing. */
 void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
-                         int64_t t0_ns, int clients, const sim_verdict *v);
+                         int64_t t0_ns, int clients, long lease_ms,
+                         const sim_verdict *v);
 
 /* The verdict's episodes in the sentences of a run's verdict (three of a
  * kind at most), or why it cannot be judged, on one line, "; " between

@@ -5,6 +5,8 @@
  *                      observer's gaps, one line for a failed test
  *   report_say.c       the sentences: one per episode, long for a run and
  *                      short for the matrix, and the stock's numbers
+ *   report_story.c     a run's story: the episodes and the release
+ *                      results that matter, in time order
  *   report_timeline.c  the ASCII timeline
  *   report_matrix.c    the fault matrix and its evidence */
 #ifndef SIM_REPORT_INTERNAL_H
@@ -16,8 +18,6 @@
 #include "report.h"
 
 #define SIM_REPORT_WIDTH 72     /* a run's lines */
-#define SIM_REPORT_SENTENCE 512 /* one episode in words */
-#define SIM_REPORT_CAP 5        /* episodes of a kind told in full */
 #define SIM_REPORT_NAME 32      /* "B:1", "AB:12" */
 
 /* "B", or "B:1" for a thread other than the main one; "?" unnamed. */

@@ -136,29 +136,30 @@ static void evidence_line(FILE *out, const char *label, const char *code,
     sim_report_wrapped(out, text, at, at, EVIDENCE_WIDTH);
 }
 
-/* A cell's episodes, MATRIX_CAP of a kind, then how many more; label is
- * cleared once printed. */
+/* A cell's episodes in time order, MATRIX_CAP of a kind, then how many
+ * more of each kind; label is cleared once printed. */
 static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
 {
     static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL };
     const sim_verdict *v = c->verdict;
     char text[SIM_REPORT_SENTENCE];
+    size_t told[3] = { 0, 0, 0 };
 
+    for (size_t i = 0; i < v->n_episodes; i++) {
+        const sim_episode *e = &v->episodes[i];
+        size_t k = e->kind == SIM_ANOM_ME ? 0 : e->kind == SIM_ANOM_MD ? 1 : 2;
+
+        if (told[k]++ >= MATRIX_CAP)
+            continue;
+        sim_report_brief(text, sizeof(text), e, c->t0_ns);
+        evidence_line(out, label, sim_anomaly_name(e->kind), text);
+        label[0] = '\0';
+    }
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-        size_t told = 0, all = sim_verdict_count(v, kinds[k]);
-
-        for (size_t i = 0; i < v->n_episodes && told < MATRIX_CAP; i++) {
-            if (v->episodes[i].kind != kinds[k])
-                continue;
-            sim_report_brief(text, sizeof(text), &v->episodes[i], c->t0_ns);
-            evidence_line(out, label, sim_anomaly_name(kinds[k]), text);
-            told++;
-            label[0] = '\0';
-        }
-        if (all > told) {
-            snprintf(text, sizeof(text), "and %zu more like it", all - told);
-            evidence_line(out, label, "", text);
-        }
+        if (told[k] <= MATRIX_CAP)
+            continue;
+        snprintf(text, sizeof(text), "and %zu more like it", told[k] - MATRIX_CAP);
+        evidence_line(out, label, sim_anomaly_name(kinds[k]), text);
     }
 }
 

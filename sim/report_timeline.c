@@ -1,6 +1,11 @@
-/* report_timeline: a run drawn in 72 columns, one lane per client, one
- * for the lock key and one marking every episode of the verdict, with a
- * legend right under it that explains its few symbols. */
+/* report_timeline: a run drawn in rows of 60 columns, one lane per
+ * client, one for the lock key and one marking every episode of the
+ * verdict, with a legend right under it of every symbol drawn.
+ *
+ * Eight columns make one lease, whatever the run, so that one scenario
+ * drawn for two stages compares column by column. A letter always names
+ * a client (the key lane's owners); every other symbol has one meaning,
+ * wherever it is drawn. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +14,17 @@
 #include "report_internal.h"
 
 #define LABEL 12                        /* "client A    " */
-#define COLS (SIM_REPORT_WIDTH - LABEL) /* one column per time slice */
-#define TICK 10                         /* columns between time labels */
+#define COLS (SIM_REPORT_WIDTH - LABEL) /* columns of a row */
+#define PER_LEASE 8                     /* columns per lease: a tick each */
+#define FIT_TICK 10                     /* columns per tick, lease unknown */
+#define MAX_ROWS 3                      /* more: two leases a tick, ... */
 #define MAX_LANES 52                    /* A..AZ: more would not fit a page */
+#define SLACK 8                         /* columns for marks pushed past the end */
 
-/* Lane symbols, weakest first. A column shows the strongest state of any
- * moment in its time slice, so a short pause or a crash is never hidden
- * behind the state around it. */
-static const char strength[] = " .=r#PX";
+/* Lane states, weakest first. A column shows the strongest state of any
+ * moment in its time slice, so a short pause is never hidden behind the
+ * state around it. */
+static const char strength[] = " .=~#|";
 
 static int power(char c)
 {
@@ -33,42 +41,73 @@ typedef struct lane_state {
     int releasing;  /* releases between invoke and outcome */
     int paused;
     int dead;
+    int pause_col;  /* the column its pause began in */
+    int next_mark;  /* the first column a mark of this lane may take */
 } lane_state;
 
 typedef struct timeline {
     int64_t t0;       /* column 0 starts here */
     int64_t per_col;  /* ns of run per column */
     int64_t end;      /* the last event: the lanes stop there */
+    long lease_ms;    /* 0: unknown */
+    int leases;       /* leases per tick (lease known) */
+    int tick;         /* columns per tick */
+    int width;        /* columns drawn: the run and SLACK */
     int lanes;        /* client lanes drawn */
     int clients;      /* clients in the run: lanes past MAX_LANES are not */
-    char (*lane)[COLS + 1];
+    char *cells;      /* rows of width + 1: the lanes, the key, the marks,
+                       * then each lane's marks of one moment */
     lane_state *st;
     int64_t *since;   /* when each lane last changed */
-    char key[COLS + 1];
-    char marks[COLS + 1];
-    int failover;     /* a replica was promoted: the legend says '|' */
-    int past_z;       /* a key of a client past Z: the legend says '+' */
+    char *key;
+    char *marks;
+    int pushed;       /* a mark took a later column than its moment's */
 } timeline;
+
+static char *lane(const timeline *tl, int c)
+{
+    return tl->cells + (size_t)c * (size_t)(tl->width + 1);
+}
 
 static int col(const timeline *tl, int64_t t)
 {
     int64_t c = t <= tl->t0 ? 0 : (t - tl->t0) / tl->per_col;
 
-    return c >= COLS ? COLS - 1 : (int)c;
+    return c >= tl->width ? tl->width - 1 : (int)c;
 }
 
-static void paint(const timeline *tl, char *lane, int64_t from, int64_t to,
+static void paint(const timeline *tl, char *row, int64_t from, int64_t to,
                   char ch)
 {
     for (int c = col(tl, from); c <= col(tl, to); c++)
-        if (power(ch) > power(lane[c]))
-            lane[c] = ch;
+        if (power(ch) > power(row[c]))
+            row[c] = ch;
 }
 
+/* A mark of one moment (a crash, a release's answer, a wake) in its own
+ * column: the column of its time, or the one after the lane's last mark,
+ * so that two marks of one instant both show, in their order. Marks lie
+ * over the lane's states, drawn after them. */
+static void mark(timeline *tl, int c, int64_t t, char ch, int min_col)
+{
+    lane_state *s = &tl->st[c];
+    int at = col(tl, t);
+
+    if (at < s->next_mark || at < min_col) {
+        at = s->next_mark > min_col ? s->next_mark : min_col;
+        tl->pushed = 1;
+    }
+    if (at >= tl->width)
+        at = tl->width - 1;
+    lane(tl, tl->lanes + 2 + c)[at] = ch;
+    s->next_mark = at + 1;
+}
+
+/* ---- scale -------------------------------------------------------------------- */
+
 /* A round number of ns per column (1, 2, 2.5, 3, 4 or 5 times a power of
- * ten) that fits the run in COLS columns, so the time labels are round
- * too; 3 puts a label on each multiple of the default 300 ms lease. */
-static int64_t column_ns(int64_t span)
+ * ten) that fits the run in one row, for a history without its lease. */
+static int64_t fit_column_ns(int64_t span)
 {
     static const int tenths[] = { 10, 20, 25, 30, 40, 50 };
 
@@ -79,6 +118,25 @@ static int64_t column_ns(int64_t span)
     return INT64_MAX / COLS;
 }
 
+/* Eight columns a lease, or two leases (four, ...) for a run that would
+ * need more than MAX_ROWS rows. */
+static void choose_scale(timeline *tl, int64_t span, long lease_ms)
+{
+    tl->lease_ms = lease_ms;
+    if (lease_ms <= 0) {
+        tl->per_col = fit_column_ns(span > 0 ? span : 1);
+        tl->tick = FIT_TICK;
+        tl->leases = 0;
+        return;
+    }
+    tl->tick = PER_LEASE;
+    tl->leases = 1;
+    while (span / (lease_ms * 1000000LL * tl->leases / PER_LEASE) >=
+           (int64_t)MAX_ROWS * COLS)
+        tl->leases *= 2;
+    tl->per_col = lease_ms * 1000000LL * tl->leases / PER_LEASE;
+}
+
 /* ---- client lanes --------------------------------------------------------- */
 
 static char client_symbol(const lane_state *s)
@@ -86,8 +144,8 @@ static char client_symbol(const lane_state *s)
     if (s->dead)
         return ' ';
     if (s->paused)
-        return 'P';
-    return s->cs > 0 ? '#' : s->releasing > 0 ? 'r' : s->depth > 0 ? '='
+        return '|';
+    return s->cs > 0 ? '#' : s->releasing > 0 ? '~' : s->depth > 0 ? '='
            : s->acquiring > 0 ? '.' : ' ';
 }
 
@@ -114,22 +172,43 @@ static void lane_event(lane_state *s, int type)
     }
 }
 
+/* The marks an event leaves in its lane: a crash; a release that found
+ * the lock lost; an operation whose outcome is unknown; and, where a
+ * pause ends, what the client woke into (inside, holding, releasing),
+ * at least a column after the pause began so that both show. */
 static void client_lane_event(timeline *tl, const sim_event *e)
 {
-    int c = e->client;
+    lane_state *s = &tl->st[e->client];
 
-    if (c < 0 || c >= tl->lanes || tl->st[c].dead)
+    if (s->dead)
         return;
-    if (e->type == SIM_EV_CRASH) {
-        tl->st[c].dead = 1;
-        paint(tl, tl->lane[c], e->t_ns, e->t_ns, 'X');
-    } else {
-        lane_event(&tl->st[c], e->type);
+    lane_event(s, e->type);
+    switch (e->type) {
+    case SIM_EV_CRASH:
+        s->dead = 1;
+        mark(tl, e->client, e->t_ns, '%', 0);
+        break;
+    case SIM_EV_RELEASE_NOT_OWNER:
+        mark(tl, e->client, e->t_ns, '0', 0);
+        break;
+    case SIM_EV_ACQUIRE_ERROR:
+    case SIM_EV_RELEASE_ERROR:
+        mark(tl, e->client, e->t_ns, '/', 0);
+        break;
+    case SIM_EV_PAUSE_BEGIN:
+        s->pause_col = col(tl, e->t_ns);
+        break;
+    case SIM_EV_PAUSE_END:
+        if (client_symbol(s) != ' ')
+            mark(tl, e->client, e->t_ns, client_symbol(s), s->pause_col + 1);
+        break;
+    default:
+        break;
     }
 }
 
 /* Each lane is painted a stretch at a time: from its last change to the
- * next, in the symbol it showed meanwhile. */
+ * next, in the symbol it showed meanwhile; then the event's marks. */
 static void draw_clients(timeline *tl, const sim_event *ev, size_t n)
 {
     for (int c = 0; c < tl->lanes; c++)
@@ -141,15 +220,19 @@ static void draw_clients(timeline *tl, const sim_event *ev, size_t n)
         if (c < 0 || c >= tl->lanes)
             continue;
         if ((ch = client_symbol(&tl->st[c])) != ' ')
-            paint(tl, tl->lane[c], tl->since[c], ev[i].t_ns, ch);
+            paint(tl, lane(tl, c), tl->since[c], ev[i].t_ns, ch);
         tl->since[c] = ev[i].t_ns;
         client_lane_event(tl, &ev[i]);
     }
     for (int c = 0; c < tl->lanes; c++) {
-        char ch = client_symbol(&tl->st[c]);
+        const char *over = lane(tl, tl->lanes + 2 + c);
+        char ch = client_symbol(&tl->st[c]), *row = lane(tl, c);
 
         if (ch != ' ')
-            paint(tl, tl->lane[c], tl->since[c], tl->end, ch);
+            paint(tl, row, tl->since[c], tl->end, ch);
+        for (int k = 0; k < tl->width; k++)
+            if (over[k] != ' ')
+                row[k] = over[k];
     }
 }
 
@@ -157,46 +240,51 @@ static void draw_clients(timeline *tl, const sim_event *ev, size_t n)
 
 /* Upper case: the owner's key has a TTL; lower case: it has none, and
  * will never go away by itself. */
-static char key_symbol(timeline *tl, const sim_key_span *k, int ttl)
+static char key_symbol(const sim_key_span *k, int ttl)
 {
     if (k->owner < 0)
         return '?';
-    if (k->owner >= 26) {
-        tl->past_z = 1;
-        return '+';
-    }
+    if (k->owner >= 26)
+        return '&';
     return (char)((ttl ? 'A' : 'a') + k->owner);
 }
 
-/* Each key from its creation to its end; a later key overwrites an
- * earlier one in a shared column (the column's last word). */
+/* Each key from its creation to its end. A column shows the first key
+ * that began in it: one that begins where another began already is
+ * drawn from the next column, if it is still there then. So a short key
+ * is not hidden by the next one, and none is drawn past its end. */
 static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
                      size_t n)
 {
-    memset(tl->key, ' ', COLS);
-    memset(tl->key, '-', (size_t)col(tl, tl->end) + 1);
+    int next = 0;
+
+    memset(tl->key, '_', (size_t)col(tl, tl->end) + 1);
     for (size_t k = 0; k < v->n_keys; k++) {
         const sim_key_span *s = &v->keys[k];
         int64_t to = s->to_ns < tl->end ? s->to_ns : tl->end;
+        int from = col(tl, s->from_ns), last = col(tl, to);
 
-        for (int c = col(tl, s->from_ns); c <= col(tl, to); c++)
-            tl->key[c] = key_symbol(tl, s, tl->t0 + (int64_t)(c + 1) *
+        if (from < next)
+            from = next;
+        if (from > last)
+            continue;
+        for (int c = from; c <= last; c++)
+            tl->key[c] = key_symbol(s, tl->t0 + (int64_t)(c + 1) *
                                     tl->per_col > s->ttl_ns);
+        next = from + 1;
     }
     /* The moment the old primary's keys were lost, drawn over the key. */
     for (size_t i = 0; i < n; i++)
         if (ev[i].type == SIM_EV_FAILOVER &&
-            strncmp(ev[i].detail, "promote", 7) == 0) {
-            tl->key[col(tl, ev[i].t_ns)] = '|';
-            tl->failover = 1;
-        }
+            strncmp(ev[i].detail, "promote", 7) == 0)
+            tl->key[col(tl, ev[i].t_ns)] = '^';
 }
 
-/* ! every moment two or more held the lock, * each foreign delete, D each
+/* ! every moment two or more held the lock, * each foreign delete, @ each
  * give-up in a deadlock. */
 static int draw_marks(timeline *tl, const sim_verdict *v)
 {
-    memset(tl->marks, ' ', COLS);
+    memset(tl->marks, ' ', (size_t)tl->width);
     for (size_t i = 0; i < v->n_overlaps; i++)
         for (int c = col(tl, v->overlaps[i].from_ns);
              c <= col(tl, v->overlaps[i].to_ns); c++)
@@ -207,123 +295,272 @@ static int draw_marks(timeline *tl, const sim_verdict *v)
         if (e->kind == SIM_ANOM_MD)
             tl->marks[col(tl, e->md.at_ns)] = '*';
         if (e->kind == SIM_ANOM_DL)
-            tl->marks[col(tl, e->dl.busy_ns)] = 'D';
+            tl->marks[col(tl, e->dl.busy_ns)] = '@';
     }
     return (v->anomalies & (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL)) != 0;
 }
 
 /* ---- printing ---------------------------------------------------------------- */
 
-/* A lane: its label in the first LABEL columns, then its text. */
-static void put_lane(FILE *out, const char *label, const char *text)
+/* A lane's columns [from, from + COLS): its label, then its text. */
+static void put_lane(FILE *out, const char *label, const char *text,
+                     int from, int width)
 {
+    char row[COLS + 1];
+    int len = width - from < COLS ? width - from : COLS;
+
+    memcpy(row, text + from, (size_t)len);
+    row[len] = '\0';
     fprintf(out, "%-*s", LABEL, label);
-    sim_report_trimmed(out, text);
+    sim_report_trimmed(out, row);
 }
 
-static void draw_axis(FILE *out, const timeline *tl)
+static void draw_axis(FILE *out, const timeline *tl, int from)
 {
     char labels[COLS + 1], rule[COLS + 1];
 
     memset(labels, ' ', COLS);
     memset(rule, '-', COLS);
     labels[COLS] = rule[COLS] = '\0';
-    for (int c = 0; c < COLS; c += TICK) {
-        char num[16];
+    for (int c = 0; c < COLS; c += tl->tick) {
+        char num[24];
         int k = snprintf(num, sizeof(num), "%g",
-                         (double)c * (double)tl->per_col / 1e6);
+                         (double)(from + c) * (double)tl->per_col / 1e6);
 
-        if (k > 0 && c + k <= COLS)
+        if (k > 0 && c + k <= COLS && k < tl->tick)
             memcpy(labels + c, num, (size_t)k);
         rule[c] = '+';
     }
-    put_lane(out, "time (ms)", labels);
-    put_lane(out, "", rule);
+    fprintf(out, "%-*s", LABEL, "time (ms)");
+    sim_report_trimmed(out, labels);
+    fprintf(out, "%-*s", LABEL, "");
+    sim_report_trimmed(out, rule);
+}
+
+/* The columns that hold anything: the run, and marks pushed past it. */
+static int used_columns(const timeline *tl)
+{
+    int used = col(tl, tl->end) + 1;
+
+    for (int c = 0; c < tl->lanes; c++)
+        for (int k = used; k < tl->width; k++)
+            if (lane(tl, c)[k] != ' ')
+                used = k + 1;
+    return used;
+}
+
+static void draw_rows(FILE *out, const timeline *tl, int marks)
+{
+    int used = used_columns(tl);
+
+    for (int from = 0; from < used; from += COLS) {
+        if (from > 0)
+            fputc('\n', out);
+        draw_axis(out, tl, from);
+        for (int c = 0; c < tl->lanes; c++) {
+            char label[LABEL + 1], name[SIM_REPORT_NAME];
+
+            snprintf(label, sizeof(label), "client %s",
+                     sim_check_client_name(c, name, sizeof(name)));
+            put_lane(out, label, lane(tl, c), from, used);
+        }
+        put_lane(out, "lock key", tl->key, from, used);
+        if (marks)
+            put_lane(out, "anomaly", tl->marks, from, used);
+    }
+}
+
+/* ---- the legend ---------------------------------------------------------------- */
+
+typedef struct symbol {
+    char ch;
+    const char *means;
+} symbol;
+
+static const symbol client_symbols[] = {
+    { '.', "waiting" }, { '=', "holding the lock" },
+    { '#', "in its critical section" }, { '~', "releasing" },
+    { '|', "paused (SIGSTOP)" }, { '%', "crashed (SIGKILL)" },
+    { '0', "its release returned NOT_OWNER" },
+    { '/', "its acquire or release ended in an error" }, { 0, NULL } };
+static const symbol key_symbols[] = {
+    { '_', "no key" }, { '?', "a key whose maker cannot be named" },
+    { '&', "the key of a client past Z" },
+    { '^', "failover: the new primary has no key" }, { 0, NULL } };
+static const symbol mark_symbols[] = {
+    { '!', "two holders" }, { '*', "a lock deleted by a non-owner" },
+    { '@', "a waiter gave up: deadlock" }, { 0, NULL } };
+
+/* Items side by side, wrapped under the first; "" ends them. *left is
+ * the lane label column's text: "legend" on the legend's first line. */
+static void put_items(FILE *out, const char **left, const char *label,
+                      const char *const *items)
+{
+    int at = fprintf(out, "%-*s%-10s", LABEL, *left, label), start = at;
+
+    *left = "";
+    for (; **items != '\0'; items++) {
+        int len = (int)strlen(*items);
+
+        if (at > start && at + 2 + len > SIM_REPORT_WIDTH) {
+            fprintf(out, "\n%*s", start, "");
+            at = start;
+        }
+        at += fprintf(out, "%s%s", at > start ? "  " : "", *items);
+    }
+    fputc('\n', out);
+}
+
+/* The symbols of a table that are in text (n bytes), "c means" each,
+ * after first (NULL: none). */
+static void legend_group(FILE *out, const char **left, const char *label,
+                         const symbol *table, const char *text, size_t n,
+                         const char *first)
+{
+    char items[16][64];
+    const char *list[17];
+    int k = 0;
+
+    if (first != NULL)
+        snprintf(items[k++], sizeof(items[0]), "%s", first);
+    for (; table->ch != 0; table++)
+        if (memchr(text, table->ch, n) != NULL)
+            snprintf(items[k++], sizeof(items[0]), "%c %s", table->ch,
+                     table->means);
+    for (int i = 0; i < k; i++)
+        list[i] = items[i];
+    list[k] = "";
+    if (k > 0)
+        put_items(out, left, label, list);
+}
+
+static void legend_key(FILE *out, const char **left, const timeline *tl)
+{
+    const char *letters[3];
+    int n = 0, upper = 0, lower = 0;
+
+    for (int c = 0; c < tl->width; c++) {
+        upper |= tl->key[c] >= 'A' && tl->key[c] <= 'Z';
+        lower |= tl->key[c] >= 'a' && tl->key[c] <= 'z';
+    }
+    if (upper)
+        letters[n++] = "A-Z that client's key, with a TTL";
+    if (lower)
+        letters[n++] = "a-z that client's key, no TTL: it never expires";
+    letters[n] = "";
+    if (n > 0)
+        put_items(out, left, "lock key:", letters);
+    legend_group(out, left, n > 0 ? "" : "lock key:", key_symbols, tl->key,
+                 (size_t)tl->width, NULL);
+}
+
+/* What a column is worth: "one column is 37.5 ms: 8 columns, from one +
+ * to the next, are one 300 ms lease". */
+static void legend_scale(FILE *out, const timeline *tl)
+{
+    char line[SIM_REPORT_SENTENCE], worth[128];
+    long end = sim_report_ms(tl->end, tl->t0);
+
+    if (tl->leases == 0)
+        sim_report_put(worth, sizeof(worth), "(the lease is not known)");
+    else if (tl->leases == 1)
+        sim_report_put(worth, sizeof(worth), ": %d columns, from one + to "
+                       "the next, are one %ld ms lease", tl->tick,
+                       tl->lease_ms);
+    else
+        sim_report_put(worth, sizeof(worth), ": %d columns, from one + to "
+                       "the next, are %d leases of %ld ms (a run this long "
+                       "does not fit %d rows at one lease)", tl->tick,
+                       tl->leases, tl->lease_ms, MAX_ROWS);
+    sim_report_put(line, sizeof(line), "one column is %g ms%s%s; the run ends "
+                   "at %ld ms", (double)tl->per_col / 1e6,
+                   worth[0] == ':' ? "" : " ", worth, end);
+    fprintf(out, "%-*s", LABEL, "");
+    sim_report_wrapped(out, line, LABEL, LABEL, SIM_REPORT_WIDTH);
 }
 
 static void draw_legend(FILE *out, const timeline *tl, int marks)
 {
-    put_lane(out, "legend", ". waiting  = holding  # critical section  "
-             "r releasing");
-    put_lane(out, "", "P paused   X crashed  (blank) idle");
-    put_lane(out, "", "lock key: B = B's key with a TTL, b = without TTL, "
-             "- none");
-    if (tl->past_z)
-        put_lane(out, "", "          + the key of a client past Z");
-    if (tl->failover)
-        put_lane(out, "", "          | failover: the replica became primary");
+    const char *left = "legend";
+    char drawn[16];
+    size_t k = 0;
+
+    /* Which client symbols appear in any lane. */
+    for (const symbol *s = client_symbols; s->ch != 0; s++)
+        for (int c = 0; c < tl->lanes; c++)
+            if (memchr(lane(tl, c), s->ch, (size_t)tl->width) != NULL) {
+                drawn[k++] = s->ch;
+                break;
+            }
+    legend_group(out, &left, "clients:", client_symbols, drawn, k,
+                 "(blank) idle");
+    legend_key(out, &left, tl);
     if (marks)
-        put_lane(out, "", "anomaly: ! two holders  * another's lock deleted  "
-                 "D deadlock");
+        legend_group(out, &left, "anomaly:", mark_symbols, tl->marks,
+                     (size_t)tl->width, NULL);
+    fprintf(out, "%-*sa letter always names a client; a column of the key "
+            "lane\n%-*sshows the first key made in it\n", LABEL, "", LABEL,
+            "");
+    if (tl->pushed)
+        fprintf(out, "%-*stwo marks of one moment: the later is drawn a "
+                "column on\n", LABEL, "");
     if (tl->clients > tl->lanes)
         fprintf(out, "%-*s%d more clients are not drawn\n", LABEL, "",
                 tl->clients - tl->lanes);
-    fprintf(out, "%-*sone column = %g ms; the run ends at %ld ms\n", LABEL, "",
-            (double)tl->per_col / 1e6, sim_report_ms(tl->end, tl->t0));
+    legend_scale(out, tl);
 }
 
+/* ---- the whole ------------------------------------------------------------------ */
+
 static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
-                         int64_t t0, int clients)
+                         int64_t t0, int clients, long lease_ms)
 {
     int64_t end = n > 0 ? ev[n - 1].t_ns : t0;
+    size_t rows;
 
     memset(tl, 0, sizeof(*tl));
     tl->t0 = t0;
-    tl->end = end;
-    tl->per_col = column_ns(end > t0 ? end - t0 : 1);
+    tl->end = end > t0 ? end : t0;
+    choose_scale(tl, tl->end - t0, lease_ms);
+    tl->width = (int)((tl->end - t0) / tl->per_col) + 1 + SLACK;
     for (size_t i = 0; i < n; i++)
         if (ev[i].client >= clients)
             clients = ev[i].client + 1;
     tl->clients = clients;
     tl->lanes = clients < MAX_LANES ? clients : MAX_LANES;
-    tl->lane = malloc((size_t)(tl->lanes + 1) * sizeof(*tl->lane));
+    rows = 2 * (size_t)tl->lanes + 2;
+    tl->cells = malloc(rows * (size_t)(tl->width + 1));
     tl->st = calloc((size_t)tl->lanes + 1, sizeof(*tl->st));
     tl->since = calloc((size_t)tl->lanes + 1, sizeof(*tl->since));
-    if (tl->lane == NULL || tl->st == NULL || tl->since == NULL)
+    if (tl->cells == NULL || tl->st == NULL || tl->since == NULL)
         return -1;
-    for (int c = 0; c < tl->lanes; c++)
-        memset(tl->lane[c], ' ', COLS);
+    memset(tl->cells, ' ', rows * (size_t)(tl->width + 1));
+    tl->key = lane(tl, tl->lanes);
+    tl->marks = lane(tl, tl->lanes + 1);
     return 0;
 }
 
-static void print_timeline(FILE *out, timeline *tl, const sim_event *ev,
-                           size_t n, const sim_verdict *v, int marked)
-{
-    int marks;
-
-    draw_clients(tl, ev, n);
-    draw_key(tl, v, ev, n);
-    marks = marked && draw_marks(tl, v);
-    draw_axis(out, tl);
-    for (int c = 0; c < tl->lanes; c++) {
-        char label[LABEL + 1], name[SIM_REPORT_NAME];
-
-        snprintf(label, sizeof(label), "client %s",
-                 sim_check_client_name(c, name, sizeof(name)));
-        tl->lane[c][COLS] = '\0';
-        put_lane(out, label, tl->lane[c]);
-    }
-    tl->key[COLS] = tl->marks[COLS] = '\0';
-    put_lane(out, "lock key", tl->key);
-    if (marks)
-        put_lane(out, "anomaly", tl->marks);
-    draw_legend(out, tl, marks);
-}
-
 void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
-                         int64_t t0_ns, int clients, const sim_verdict *v)
+                         int64_t t0_ns, int clients, long lease_ms,
+                         const sim_verdict *v)
 {
     sim_verdict own;
     timeline tl;
+    int marks;
 
     /* Without a verdict, the key lane still needs to know each owner. */
     if (v == NULL)
         sim_check(ev, n, &own);
-    if (init_timeline(&tl, ev, n, t0_ns, clients) != 0)
+    if (init_timeline(&tl, ev, n, t0_ns, clients, lease_ms) != 0) {
         fprintf(out, "  (no timeline: out of memory)\n");
-    else
-        print_timeline(out, &tl, ev, n, v != NULL ? v : &own, v != NULL);
-    free(tl.lane);
+    } else {
+        draw_clients(&tl, ev, n);
+        draw_key(&tl, v != NULL ? v : &own, ev, n);
+        marks = v != NULL && draw_marks(&tl, v);
+        draw_rows(out, &tl, marks);
+        draw_legend(out, &tl, marks);
+    }
+    free(tl.cells);
     free(tl.st);
     free(tl.since);
     if (v == NULL)

@@ -7,16 +7,20 @@
 #   make screenshots                 the README's pictures of it, docs/*.png
 #
 # jobs=N: cells played at once (1..16; default 3 per CPU). sentinel=1: a
-# real redis-sentinel promotes the replica in the failover. html=1: the
-# run's page too, in build/runs (a page of its own, outside the site).
+# real redis-sentinel promotes the replica in the failover. seed=K varies
+# the baseline's hold times; the fault scenarios are the same for every
+# seed. lease=MS: 100..10000. html=1: the run's page too, in build/runs
+# (a page of its own, outside the site).
 #
 # build/sim/sim is one program for every stage: it runs the clients of a
 # stage as processes of that stage's build/vN/client.
 
 SIM_PROGRAM := $(BUILD)/sim/sim
 SIM_CLIENTS := $(foreach n,$(STAGES),$(BUILD)/v$(n)/client)
-SIM_OPTS = $(if $(seed),--seed $(seed)) $(if $(lease),--lease $(lease)) \
-           $(if $(filter 1,$(sentinel)),--sentinel)
+# Passed as make has them, name=value, so that an error names what the
+# user typed: "lease=50 is below the minimum of 100 ms".
+SIM_OPTS = $(if $(seed),'seed=$(seed)') $(if $(lease),'lease=$(lease)') \
+           $(if $(sentinel),'sentinel=$(sentinel)')
 
 $(SIM_PROGRAM): $(BUILD)/sim/main.o $(SIM_LIB_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -43,12 +47,12 @@ sim: check-deps
 	    echo "scenarios: $$($(SIM_PROGRAM) list --names | tr '\n' ' ')"; \
 	    exit 2; }
 	@$(MAKE) --no-print-directory sim-build-stage stage=$(stage)
-	@$(SIM_PROGRAM) run --stage $(stage) --scenario $(scenario) $(SIM_OPTS) \
-	    $(if $(filter 1,$(html)),--html $(BUILD)/runs)
+	@$(SIM_PROGRAM) run 'stage=$(stage)' 'scenario=$(scenario)' $(SIM_OPTS) \
+	    $(if $(filter 1,$(html)),'html=$(BUILD)/runs')
 
 demo: check-deps
 	@$(MAKE) --no-print-directory sim-build
-	@$(SIM_PROGRAM) demo $(if $(jobs),--jobs $(jobs)) $(SIM_OPTS)
+	@$(SIM_PROGRAM) demo $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
 
 # The site is written anew each time: no page of an earlier run stays.
 REPORT_DIR := $(BUILD)/report
@@ -59,7 +63,7 @@ report: check-deps
 	@$(MAKE) --no-print-directory sim-build
 	@rm -rf $(REPORT_DIR)
 	@$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
-	    $(if $(jobs),--jobs $(jobs)) $(SIM_OPTS)
+	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
 
 # make report-test: make report's site, loaded in a headless Chromium
 # (tests/browser.sh), which it installs when it can; where it cannot, the

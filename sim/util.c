@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "util.h"
@@ -37,4 +38,27 @@ void sim_sleep_us(long us)
 void sim_sleep_ms(long ms)
 {
     sim_sleep_us(ms * 1000);
+}
+
+int sim_number(const char *name, const char *text, int as_make, long lo,
+               long hi, const char *unit, long *out, char *errstr,
+               size_t len)
+{
+    char typed[96];
+    char *end;
+
+    snprintf(typed, sizeof(typed), as_make ? "%s=%s" : "--%s %s", name, text);
+    errno = 0;
+    *out = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || (errno != 0 && errno != ERANGE))
+        return sim_error(errstr, len, "%s is not a whole number: give one "
+                         "from %ld to %ld%s", typed, lo, hi, unit);
+    /* strtol clamps a number too long for a long: still a side to name. */
+    if (*out > hi)
+        return sim_error(errstr, len, "%s is above the maximum of %ld%s",
+                         typed, hi, unit);
+    if (*out < lo)
+        return sim_error(errstr, len, "%s is below the minimum of %ld%s",
+                         typed, lo, unit);
+    return 0;
 }

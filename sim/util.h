@@ -3,6 +3,7 @@
  *   sim_error     errors the hiredis way: fill errstr, return -1
  *   sim_sleep_ms  sleep the calling thread, resumed after a signal
  *   sim_sleep_us
+ *   sim_number    a command-line number, with an error that quotes it
  *
  * One copy here, so that a fix to one reaches every module. */
 #ifndef SIM_UTIL_H
@@ -20,5 +21,14 @@ int sim_error(char *errstr, size_t len, const char *fmt, ...)
  * stretches it. */
 void sim_sleep_ms(long ms);
 void sim_sleep_us(long us);
+
+/* A whole decimal number in [lo, hi] from a command-line argument, or -1
+ * with a reason in errstr that quotes the argument as the user typed it:
+ * make's form "lease=50" when as_make, else "--lease 50"; name is "lease".
+ * unit (" ms", or "") follows each limit: "lease=50 is below the minimum
+ * of 100 ms". */
+int sim_number(const char *name, const char *text, int as_make, long lo,
+               long hi, const char *unit, long *out, char *errstr,
+               size_t len);
 
 #endif

@@ -110,6 +110,23 @@ static void slow_holder_story(void)
     check();
 }
 
+/* The lines of the verdict the terminal prints for a run: each starts
+ * two blanks in, a line it continues deeper. */
+static size_t terminal_lines(const sim_html_run *r)
+{
+    char *out = NULL;
+    size_t len = 0, n = 0;
+    FILE *f = open_memstream(&out, &len);
+
+    ck_assert(f != NULL);
+    sim_report_verdict(f, r->cell.verdict, r->ev, r->n, r->cell.t0_ns);
+    fclose(f);
+    for (const char *p = out; *p != '\0'; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
+        n += strncmp(p, "  ", 2) == 0 && p[2] != ' ';
+    free(out);
+    return n;
+}
+
 START_TEST(test_html_run_page_draws_the_history)
 {
     sim_run_info info = { "v3-set-nx-px", "slow-holder",
@@ -133,6 +150,11 @@ START_TEST(test_html_run_page_draws_the_history)
     has("data-kind=\"ME\" data-from=\"312\" data-to=\"900\"");
     has("data-kind=\"MD\" data-at=\"901\"");
     has("clients A and B both held the lock in [312 ms, 900 ms]");
+    has("<li class=\"bad\" data-kind=\"ME\" data-at=\"952\"><strong>mutual exclusion "
+        "lost</strong>: clients B and C both held the lock in [952 ms, 1300 ms]</li>");
+    ck_assert_msg(count("<li class=") == terminal_lines(&run),
+                  "the page tells %zu lines of the verdict; the terminal prints %zu",
+                  count("<li class="), terminal_lines(&run));
     has("a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; claim");
     lacks("<b>bold");
     has("x=&lt;script&gt;alert(1)&lt;/script&gt;");
@@ -150,10 +172,28 @@ START_TEST(test_html_run_page_draws_the_history)
 }
 END_TEST
 
+/* make diff of the repository, in the test's own: its script and awk
+ * files linked, a table of parts that cuts no stage. */
+static void link_make_diff(const char *src)
+{
+    static const char *const files[] = { "stagediff.sh", "stagediff_side.awk",
+                                         "stagediff_units.awk", "stagediff_parts.awk" };
+    char dir[512], from[512], to[600];
+
+    snprintf(dir, sizeof(dir), "%s/tests", src);
+    ck_assert(mkdir(dir, 0755) == 0);
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(from, sizeof(from), "%s/tests/%s", SRCDIR, files[i]);
+        snprintf(to, sizeof(to), "%s/%s", dir, files[i]);
+        ck_assert_msg(symlink(from, to) == 0, "cannot link %s to %s", to, from);
+    }
+    put(dir, "stagediff.parts", "# no stage in parts\n");
+}
+
 /* A repository of the test's own in tmp/src: a README with one story,
  * and every stage of the list with a README and a lock.c that differs
  * from its base's in one line (stage 2's README in the Markdown the
- * stages use); lock.h the same everywhere. */
+ * stages use); lock.h the same everywhere; make diff. */
 static void make_src(void)
 {
     static const char *const crafted =
@@ -178,6 +218,7 @@ static void make_src(void)
         put(dir, "lock.c", lock);
         put(dir, "lock.h", "int lock(void);\n");
     }
+    link_make_diff(src);
 }
 
 START_TEST(test_html_stage_pages_render_markdown_and_diff)
@@ -208,10 +249,12 @@ START_TEST(test_html_stage_pages_render_markdown_and_diff)
     has("<a href=\"v1-setnx.html\">v1</a>");
     has("<a href=\"https://example.org/x\">the web</a>");
     lacks("href=\"lock.c\"");
-    /* The diff against its base: the changed line, its changed part. */
+    /* The diff against its base, as make diff shows it: the changed
+     * line, its changed part; no table for the file that did not change. */
+    has("<th colspan=\"2\">v1-setnx/lock.c</th><th colspan=\"2\">v2-expire/lock.c</th>");
     has("int b<span class=\"chg\">1</span>;");
     has("int b<span class=\"chg\">2</span>;");
-    has("The same in both: <code>lock.h</code>.");
+    lacks("v2-expire/lock.h");
     read_back("%s/site/stages/%s.html", "v1-setnx");
     has("built on no other");
     read_back("%s/site/%s", "index.html");
@@ -256,6 +299,18 @@ START_TEST(test_html_readme_tells_every_row)
     }
     ck_assert_msg(strstr(text, "no-story") == NULL, "README.md's matrix section tells "
                   "no story of a row: %.160s", strstr(text, "no-story"));
+    /* The stages' diffs are make diff's: v4's SET with its token whole,
+     * v6's in the parts make diff cuts it into, each a slice of its own. */
+    read_back("%s/site/stages/%s.html", "v4-owner-check");
+    has("token</span>, l-&gt;cfg.lease_ms);</td>");
+    read_back("%s/site/stages/%s.html", "v6-reentrant-watchdog");
+    has("Part 1 of 4: hold counts in a hash");
+    has("Part 2 of 4: the watchdog");
+    has("Part 3 of 4: no polling");
+    has("Part 4 of 4: speed only");
+    ck_assert_msg(count("<table class=\"diff changes\">") >= 4,
+                  "v6's page shows %zu slices of its diff; expected one per part at least",
+                  count("<table class=\"diff changes\">"));
 }
 END_TEST
 

@@ -1,0 +1,111 @@
+#!/bin/sh
+# cli.sh: the commands a user types, as the README gives them (make test
+# runs it as make cli-test). No Redis: every command here either fails on
+# its arguments before a run starts, or only reads files.
+#
+# Bad arguments: each make variable, given a bad value, gets an error
+# that names it as typed ("lease=50 is below the minimum of 100 ms") and
+# a non-zero exit. make diff: side by side keeps every line whole at any
+# terminal width and shows only the changed regions unless full=1; a
+# stage cut into parts (tests/stagediff.parts) shows each part, the
+# speed-only code apart, and a table that leaves a line out is refused.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+failed=0
+out=$(mktemp) || exit 2
+trap 'rm -f "$out" "$out.parts"' EXIT
+
+fail() {
+    echo "cli-test: $*"
+    failed=$((failed + 1))
+}
+
+# errs "WANT" make ARGS...: the command fails and says WANT.
+errs() {
+    want=$1
+    shift
+    "$@" >"$out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        fail "'$*' succeeded; expected it to fail and say \"$want\""
+    elif ! grep -qF -- "$want" "$out"; then
+        fail "'$*' failed (exit $rc) without saying \"$want\"; it said: $(tail -3 "$out")"
+    fi
+}
+
+# says "WANT" make ARGS...: the command succeeds and says WANT.
+says() {
+    want=$1
+    shift
+    if ! "$@" >"$out" 2>&1; then
+        fail "'$*' failed; expected it to say \"$want\": $(tail -3 "$out")"
+    elif ! grep -qF -- "$want" "$out"; then
+        fail "'$*' does not say \"$want\""
+    fi
+}
+
+M="make --no-print-directory"
+
+# ---- make variables, named as typed ---------------------------------------
+errs "lease=50 is below the minimum of 100 ms" $M sim stage=3 scenario=slow-holder lease=50
+errs "lease=20000 is above the maximum of 10000 ms" $M sim stage=3 scenario=slow-holder lease=20000
+errs "lease=abc is not a whole number" $M sim stage=3 scenario=slow-holder lease=abc
+errs "seed=-1 is below the minimum of 0" $M sim stage=3 scenario=slow-holder seed=-1
+errs "seed=x is not a whole number" $M sim stage=3 scenario=slow-holder seed=x
+errs "scenario=nope is not a scenario; valid: baseline" $M sim stage=3 scenario=nope
+errs "sentinel=2 is neither 1 nor 0" $M sim stage=3 scenario=failover sentinel=2
+errs "stage=9 is not a stage; valid: 1 (v1-setnx)" $M sim stage=9 scenario=baseline
+errs "jobs=0 is below the minimum of 1" $M demo jobs=0
+errs "jobs=many is not a whole number" $M demo jobs=many
+errs "runs=0 is below the minimum of 1" $M bench runs=0
+errs "runs=abc is not a whole number" $M bench runs=abc
+errs "from=3 and to=3 are the same stage" $M diff from=3 to=3
+errs "to=9 is not a stage" $M diff to=9
+errs "from=x is not a stage" $M diff from=x to=2
+errs "side=2 is neither 1 nor 0" $M diff from=3 to=4 side=2
+errs "full=yes is neither 1 nor 0" $M diff from=3 to=4 full=yes
+errs "part=9 is not a part of v6-reentrant-watchdog's diff: give part=1 to 4" $M diff to=6 part=9
+errs "part=1: v4-owner-check's diff is not cut into parts" $M diff to=4 part=1
+errs "part=1 cuts v6-reentrant-watchdog's diff on its base, v5" $M diff from=4 to=6 part=1
+
+# ---- make diff side=1: whole lines, changed regions -----------------------
+set_line='r = command(l, "SET %s %s NX PX %ld", l->key, token, l->cfg.lease_ms);'
+says "$set_line" env COLUMNS=40 $M diff from=3 to=4 side=1
+narrow=$(COLUMNS=40 $M diff from=3 to=4 side=1 2>&1 | cksum)
+wide=$(COLUMNS=300 $M diff from=3 to=4 side=1 2>&1 | cksum)
+[ "$narrow" = "$wide" ] ||
+    fail "make diff side=1 draws differently at 40 and 300 columns; expected whole lines at any width"
+lines=$($M diff from=3 to=4 side=1 | wc -l)
+file=$(wc -l <v4-owner-check/lock.c)
+[ "$lines" -lt "$file" ] ||
+    fail "make diff from=3 to=4 side=1 printed $lines lines for a file of $file; expected the changed regions only"
+says "@@ line " $M diff from=3 to=4 side=1
+lines=$($M diff from=3 to=4 side=1 full=1 | wc -l)
+[ "$lines" -ge "$file" ] ||
+    fail "make diff from=3 to=4 side=1 full=1 printed $lines lines for a file of $file; expected the whole file"
+lines=$($M diff from=3 to=4 full=1 | grep -c '^[ +]')
+[ "$lines" -ge "$file" ] ||
+    fail "make diff from=3 to=4 full=1 shows $lines lines of v4's $file; expected all of them"
+
+# ---- parts ----------------------------------------------------------------
+says "make diff to=6 part=1" $M diff to=6
+for k in 1 2 3 4; do
+    says "part $k of 4 of v5-lua-unlock -> v6-reentrant-watchdog" $M diff to=6 part=$k
+    [ "$(grep -c '^[-+][^-+]' "$out")" -gt 0 ] || fail "make diff to=6 part=$k changes no line"
+done
+$M diff to=6 part=3 >"$out" 2>&1
+grep -q 'subscribe(l)' "$out" || fail "part 3 (no polling) does not show the waiter subscribing"
+grep -q 'l->sub' "$out" && fail "part 3 (no polling) shows the kept subscription (l->sub), which is speed only"
+$M diff to=6 part=4 >"$out" 2>&1
+grep -q '^+.*l->sub' "$out" || fail "part 4 (speed only) does not add the kept subscription (l->sub)"
+grep -q '^[-+][^-+].*\(watchdog\|hincrby\|holds\)' "$out" &&
+    fail "part 4 (speed only) changes lines of the lesson (the watchdog or the hold count)"
+grep -v '^6 4 disconnect' tests/stagediff.parts >"$out.parts"
+errs "is in no part" env STAGEDIFF_PARTS="$out.parts" $M diff to=6 part=1
+
+if [ $failed -gt 0 ]; then
+    echo "cli-test: $failed failed"
+    exit 1
+fi
+echo "cli-test: bad arguments named as typed, make diff's lines, regions and parts: ok"
