@@ -231,9 +231,10 @@ static void legend(FILE *f)
     for (size_t i = 0; (meaning = sim_report_matrix_legend(i, &mark)) != NULL; i++) {
         unsigned bit = 0;
 
-        sim_anomaly_parse(mark, &bit);
-        fprintf(f, "<dt><span class=\"mark %s\">", strcmp(mark, "?") == 0 ? "unjudged"
-                : strcmp(mark, "!") == 0 ? "differs" : bit ? sim_anomaly_name(bit) : "none");
+        fprintf(f, "<dt><span class=\"mark %s\">",
+                sim_anomaly_parse(mark, &bit) == 0 && bit ? sim_anomaly_name(bit)
+                : strcmp(mark, "?") == 0 || strcmp(mark, "F") == 0 || strcmp(mark, "!") == 0
+                ? badge(mark) : "none");
         sim_html_esc(f, mark);
         fputs("</span></dt><dd>", f);
         sim_html_esc(f, meaning);

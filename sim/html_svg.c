@@ -262,15 +262,36 @@ static void key_span(sim_svg *s, const sim_key_span *k, double y)
 }
 
 /* The lock key's lane: each key from its creation to its end. */
-static void key_lane(sim_svg *s, int y)
+/* The node whose key a span is. One Redis holds the key in every stage
+ * so far: node 0; a stage that writes its key on several nodes records
+ * which one in its history, and this is where its span says so. */
+static int key_node(const sim_key_span *k)
 {
-    fputs("<g class=\"lane key\" data-node=\"0\">\n", s->f);
+    (void)k;
+    return 0;
+}
+
+/* One node's key lane at y: whose key it held, and when. */
+static void key_lane(sim_svg *s, int y, int node)
+{
+    char label[32];
+
+    fprintf(s->f, "<g class=\"lane key\" data-node=\"%d\">\n", node);
     sim_svg_rect(s, SIM_SVG_LABEL_W, y + 2, sim_svg_x(s, s->end) - SIM_SVG_LABEL_W,
                  SIM_SVG_LANE_H - 4, "class=\"track\" fill=\"#eef1f3\"");
-    sim_svg_text(s, 8, y + 21, "lane-label", "start", "lock key");
+    snprintf(label, sizeof(label), s->nodes > 1 ? "node %d key" : "lock key", node + 1);
+    sim_svg_text(s, 8, y + 21, "lane-label", "start", label);
     for (size_t k = 0; k < s->v->n_keys; k++)
-        key_span(s, &s->v->keys[k], y);
+        if (key_node(&s->v->keys[k]) == node)
+            key_span(s, &s->v->keys[k], y);
     sim_svg_end(s);
+}
+
+/* A key lane per node, from y on. */
+static void key_lanes(sim_svg *s, int y)
+{
+    for (int node = 0; node < s->nodes; node++)
+        key_lane(s, y + node * SIM_SVG_LANE_H, node);
 }
 
 /* ---- the anomalies ------------------------------------------------------------- */
@@ -502,7 +523,7 @@ static void defs(sim_svg *s)
 
 void sim_html_timeline(FILE *f, const sim_html_run *run)
 {
-    sim_svg s = { .f = f, .run = run, .v = run->cell.verdict };
+    sim_svg s = { .f = f, .run = run, .v = run->cell.verdict, .nodes = 1 };
     int *row = calloc(s.v->n_episodes + 1, sizeof(*row));
     marks faults;
     int rows, y_faults, y_key, y_anom, y_lease;
@@ -515,17 +536,17 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     y_faults = 24;
     s.y_clients = y_faults + faults.rows * ROW_H + 6;
     y_key = s.y_clients + s.lanes * SIM_SVG_LANE_H + 6;
-    y_anom = y_key + SIM_SVG_LANE_H + 8;
+    y_anom = y_key + s.nodes * SIM_SVG_LANE_H + 8;
     y_lease = y_anom + ROW_H * (1 + rows + ((s.v->anomalies & SIM_ANOM_LU) != 0)) + 6;
     s.height = y_lease + 24;
     defs(&s);
     ms_axis(&s, 4, y_lease);
     lease_axis(&s, s.y_clients, y_lease);
     for (size_t i = 0; i < faults.n; i++)
-        draw_fault(&s, &faults.m[i], y_faults, y_key + SIM_SVG_LANE_H);
+        draw_fault(&s, &faults.m[i], y_faults, y_anom - 8);
     sim_svg_client_lanes(&s);
-    key_lane(&s, y_key);
-    overlaps(&s, y_key + SIM_SVG_LANE_H);
+    key_lanes(&s, y_key);
+    overlaps(&s, y_anom - 8);
     anomaly_lane(&s, y_anom, rows, row);
     fputs("</svg>\n", f);
     sim_svg_legend(&s);

@@ -32,6 +32,7 @@ typedef struct sim_svg {
     double px_per_ns;
     int width, height;     /* the whole picture */
     int lanes;             /* client lanes */
+    int nodes;             /* key lanes: the Redis nodes that hold the key */
     int y_clients;         /* the first client lane's top */
     unsigned used;         /* 1 << SIM_SW_*: the symbols drawn */
 } sim_svg;

@@ -323,6 +323,9 @@ Suite *html_suite(void)
     tcase_add_test(pages, test_html_run_page_draws_the_history);
     tcase_add_test(pages, test_html_stage_pages_render_markdown_and_diff);
     tcase_add_test(pages, test_html_readme_tells_every_row);
+    /* A stage page runs make diff, v6's once per part: a few seconds on
+     * a busy machine, more under a sanitizer. */
+    tcase_set_timeout(pages, 60);
     suite_add_tcase(suite, pages);
     return suite;
 }
