@@ -46,6 +46,8 @@ sim: check-deps
 	    echo "stages: $(STAGE_LIST)"; \
 	    echo "scenarios: $$($(SIM_PROGRAM) list --names | tr '\n' ' ')"; \
 	    exit 2; }
+	@case '$(html)' in '' | 0 | 1) ;; *) echo "sim: html=$(html) is neither 1 nor 0: give" \
+	    "html=1 to write the run's page too, or leave it out" >&2; exit 2 ;; esac
 	@$(MAKE) --no-print-directory sim-build-stage stage=$(stage)
 	@$(SIM_PROGRAM) run 'stage=$(stage)' 'scenario=$(scenario)' $(SIM_OPTS) \
 	    $(if $(filter 1,$(html)),'html=$(BUILD)/runs')
