@@ -343,7 +343,10 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
         sim_report_refusal_brief(words2, sizeof(words2), &s->v->refusals[st->wrote], s->t0);
         SIM_SVG_USE(s, SIM_SW_FENCE);
         sim_svg_group(s, "class=\"refused\"", "F: %s", words2);
-        moment(s, x, y, "#00695c", "refused");
+        /* The fence's mark, as the legend and the anomalies' lane draw it. */
+        sim_svg_fence(s, x, y + SIM_SVG_LANE_H / 2.0);
+        sim_svg_text(s, x + 9, y + SIM_SVG_LANE_H - 7, "small", "start", "refused");
+        sim_svg_end(s);
     } else if (st->kind == K_GAVE_UP) {
         SIM_SVG_USE(s, SIM_SW_GAVE_UP);
         sim_svg_group(s, "class=\"gave-up\"", "%s's acquire gave up at %ld ms: "

@@ -59,8 +59,7 @@ static void swatch(sim_svg *s, int kind, double x, double y)
         sim_svg_text(s, x + 4, y + 14, "in-bar", "start", "3");
         break;
     case SIM_SW_FENCE:
-        fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"#00695c\"/>\n",
-                x + 13, y + 9);
+        sim_svg_fence(s, x + 13, y + 9);
         break;
     case SIM_SW_OVERLAP:
         sim_svg_rect(s, x, y, 26, 18, "fill=\"#c62828\" fill-opacity=\"0.16\" stroke=\"#c62828\"");

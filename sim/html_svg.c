@@ -59,6 +59,12 @@ void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
     fputs("</text>\n", s->f);
 }
 
+void sim_svg_fence(sim_svg *s, double cx, double cy)
+{
+    fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"#00695c\"/>\n",
+            cx, cy);
+}
+
 void sim_svg_group(sim_svg *s, const char *attrs, const char *fmt, ...)
 {
     char buf[SIM_REPORT_SENTENCE * 2];
@@ -392,8 +398,7 @@ static void clash_mark(sim_svg *s, double y)
     sim_report_clash_brief(brief, sizeof(brief), &s->v->clash, s->t0);
     SIM_SVG_USE(s, SIM_SW_FENCE);
     sim_svg_group(s, "class=\"fence\"", "F: %s", brief);
-    fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"#00695c\"/>\n",
-            x, y + 9);
+    sim_svg_fence(s, x, y + 9);
     sim_svg_text(s, x + 9, y + 14, "mark-label", "start", "F");
     sim_svg_end(s);
 }

@@ -55,6 +55,9 @@ void sim_svg_end(sim_svg *s);
 void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
                   const char *anchor, const char *words);
 
+/* The fence's mark (F): a refused write, a token two holders shared. */
+void sim_svg_fence(sim_svg *s, double cx, double cy);
+
 /* html_legend.c: the legend of the symbols drawn, as HTML, after the
  * picture. */
 void sim_svg_legend(sim_svg *s);
