@@ -1,11 +1,13 @@
 # lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
 #   make test                       every stage, then the simulator's, the bench's and the
-#                                   commands' own tests
+#                                   commands' and the report's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
-#                                   seed=K varies the baseline)
+#                                   seed=K varies the baseline; html=1: its page too, in build/runs)
+#   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
+#                                   build/report/index.html
 #   make bench                      each stage against the Redis round-trip limit
 #   make diff from=N to=M           what changed between two stages (side=1: side by side,
 #                                   full=1: whole files)
@@ -57,7 +59,7 @@ SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.
                   sim/util.c sim/proc.c sim/fleet.c sim/resource.c sim/pool.c)
 SIM_CLIENT_SRCS := $(wildcard sim/client_main.c sim/workload.c sim/failpoint.c sim/history.c \
                      sim/control.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
-SIM_LIB_SRCS += $(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c)
+SIM_LIB_SRCS += $(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c sim/html*.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
@@ -66,6 +68,7 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matri
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/test_report.c tests/test_verdicts.c \
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \
+                   tests/test_html.c \
                    tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
@@ -128,6 +131,7 @@ else
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
 	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
 	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
+	$(MAKE) --no-print-directory report-test || failed="$$failed report-test"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "== all stages passed =="
 endif
@@ -138,15 +142,16 @@ stage-test:
 	@$(BUILD)/v$(stage)/tests
 
 # ---- the simulator's own tests (no Redis) --------------------------------
-# The checker, the bench's tally, history and report run on hand-written
-# histories, the stage list and the answer key are read as tables, the pool
+# The checker, the bench's tally, history, report and its web pages run
+# on hand-written histories, the stage list and the answer key are read as tables, the pool
 # runs small functions: no server and no stage is run, so the binary needs
 # only these modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
                  $(BUILD)/sim/tally.o $(BUILD)/sim/stage.o $(BUILD)/sim/scenarios.o \
                  $(BUILD)/sim/pool.o $(BUILD)/sim/proc.o $(BUILD)/sim/util.o \
-                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c))
+                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c \
+                   sim/report_*.c sim/html*.c))
 
 $(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h sim/*.def tests/*.h)
 	@mkdir -p $(@D)
@@ -157,7 +162,7 @@ $(BUILD)/test_sim: $(SIM_TEST_OBJS)
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim
-	@echo "== simulator: history, checker, report, tally, stages, pool (no Redis) =="
+	@echo "== simulator: history, checker, report, tally, stages, pool, html (no Redis) =="
 	@$(BUILD)/test_sim
 
 # ---- the commands as a user types them (no Redis) -------------------------

@@ -1,7 +1,10 @@
 /* sim: the simulator's command line (build/sim/sim).
  *
  *   sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]
+ *           [--html DIR]
  *   sim demo [--jobs N] [--seed K] [--lease MS] [--sentinel]
+ *   sim report --out DIR --src DIR [--build TEXT] [--jobs N] [--seed K] [--lease MS]
+ *              [--sentinel]
  *   sim check FILE
  *   sim list [--names]
  *
@@ -12,10 +15,13 @@
  * for every seed.
  *
  * run plays one scenario against one stage and prints its title, verdict
- * and timeline; demo plays all of them against every stage and prints
- * the fault matrix, exiting non-zero when a cell differs from the answer
- * key: --jobs cells at once, each with servers of its own (the default
- * is a few per CPU, as a cell mostly sleeps); check judges a history
+ * and timeline (with --html, it also writes the run's page into DIR);
+ * demo plays all of them against every stage and prints the fault
+ * matrix, exiting non-zero when a cell differs from the answer key:
+ * --jobs cells at once, each with servers of its own (the default is a
+ * few per CPU, as a cell mostly sleeps); report plays and prints the
+ * same matrix and writes it as a web site into --out, reading the
+ * stories and the stages from the repository at --src; check judges a history
  * saved with --save again (exit status 0: clean, 1: anomalies, 2: cannot
  * judge). With --sentinel a real redis-sentinel promotes
  * the replica in the failover scenario, and the clients ask it where the
@@ -34,6 +40,7 @@
 
 #include "checker.h"
 #include "cluster.h"
+#include "html.h"
 #include "proc.h"
 #include "report.h"
 #include "runner.h"
@@ -50,6 +57,10 @@ typedef struct options {
     unsigned seed;
     long lease_ms;
     const char *save;           /* NULL = do not save */
+    const char *html;           /* run: the folder of its page; NULL = none */
+    const char *out;            /* report: the site's folder */
+    const char *src;            /* report: the repository's root */
+    const char *build;          /* report: the build's version */
     const char *file;           /* check: the saved history */
     long jobs;                  /* demo: cells played at once */
     int sentinel;               /* failover by a real sentinel */
@@ -62,7 +73,10 @@ static int usage(FILE *f, int status)
 {
     fprintf(f,
             "usage: sim run --stage N --scenario S [--seed K] [--lease MS] [--save FILE] [--sentinel]\n"
+            "               [--html DIR]\n"
             "       sim demo [--jobs N] [--seed K] [--lease MS] [--sentinel]\n"
+            "       sim report --out DIR --src DIR [--build TEXT] [--jobs N] [--seed K] [--lease MS]\n"
+            "                  [--sentinel]\n"
             "       sim check FILE      exit 0: clean, 1: anomalies, 2: cannot judge\n"
             "       sim list [--names]\n");
     return status;
@@ -130,6 +144,23 @@ static int stage_arg(const char *value, int as_make, int *stage)
     return -1;
 }
 
+/* The field of an option whose value is any text (a file, a folder);
+ * NULL for another option. */
+static const char **text_option(options *o, const char *name)
+{
+    if (strcmp(name, "save") == 0)
+        return &o->save;
+    if (strcmp(name, "html") == 0)
+        return &o->html;
+    if (strcmp(name, "out") == 0)
+        return &o->out;
+    if (strcmp(name, "src") == 0)
+        return &o->src;
+    if (strcmp(name, "build") == 0)
+        return &o->build;
+    return NULL;
+}
+
 /* sentinel=1 or sentinel=0, from make; "--sentinel" takes no value. */
 static int switch_arg(const char *name, const char *value, int *out)
 {
@@ -146,6 +177,7 @@ static int switch_arg(const char *name, const char *value, int *out)
 static int option(options *o, const char *name, const char *value,
                   int as_make)
 {
+    const char **text;
     long n;
 
     if (strcmp(name, "stage") == 0)
@@ -165,8 +197,8 @@ static int option(options *o, const char *name, const char *value,
     if (strcmp(name, "jobs") == 0)
         return number("jobs", value, as_make, 1, SIM_POOL_JOBS_MAX, "",
                       &o->jobs);
-    if (strcmp(name, "save") == 0) {
-        o->save = value;
+    if ((text = text_option(o, name)) != NULL) {
+        *text = value;
         return 0;
     }
     if (strcmp(name, "sentinel") == 0 && as_make)
@@ -296,11 +328,30 @@ static int play(const options *o, int stage, const sim_scenario *s,
     return 0;
 }
 
+/* The page of one run, when --html asked for it. */
+static int run_page(const options *o, const sim_run *run, const sim_verdict *v)
+{
+    char why[512], path[PATH_MAX];
+    sim_html_run page = {
+        { run->info.scenario, o->stage, v->anomalies,
+          sim_scenario_expected(o->scenario, o->stage),
+          run->failpoint_armed && !run->failpoint_fired, v, run->t0_ns },
+        &run->info, run->ev, run->n };
+
+    if (sim_html_run_page(o->html, &page, path, sizeof(path), why, sizeof(why)) != 0) {
+        fprintf(stderr, "sim: --html: %s\n", why);
+        return -1;
+    }
+    sim_html_tell(stdout, "this run's page", path);
+    return 0;
+}
+
 static int cmd_run(const options *o)
 {
     char why[256];
     sim_run run;
     sim_verdict v;
+    int rc = 0;
 
     if (o->stage == 0 || o->scenario == NULL) {
         fprintf(stderr, "sim: run needs --stage N and --scenario S\n");
@@ -313,9 +364,11 @@ static int cmd_run(const options *o)
         sim_history_save_run(o->save, &run.info, run.ev, run.n, run.t0_ns,
                              why, sizeof(why)) != 0)
         fprintf(stderr, "sim: --save: %s\n", why);
+    if (o->html != NULL && run_page(o, &run, &v) != 0)
+        rc = 1;
     sim_verdict_free(&v);
     sim_runner_free(&run);
-    return 0;
+    return rc;
 }
 
 /* A progress line on a terminal, overwritten by the next: silence
@@ -331,6 +384,18 @@ static void progress(size_t done, size_t total, void *arg)
         fprintf(stderr, "\r%*s\r", 40, "");
     fflush(stderr);
 }
+
+/* The matrix played: each cell's run, its verdict, and the matrix's
+ * cell that shows them. Static: it is large, and there is one. */
+typedef struct matrix {
+    sim_cell cells[CELLS];
+    sim_run runs[CELLS];
+    sim_verdict verdicts[CELLS];   /* each cell's evidence */
+    sim_matrix_cell m[CELLS];
+    size_t n;
+} matrix;
+
+static matrix played;
 
 /* Every scenario against every stage, in the table's order: the order of
  * the matrix, whatever order the cells finish in. */
@@ -353,40 +418,103 @@ static int demo_cells(sim_cell *cells, char (*programs)[PATH_MAX], size_t *n)
     return 0;
 }
 
-static int cmd_demo(const options *o)
+/* Plays and checks every cell: 0, or -1 after a one-line error. */
+static int play_matrix(const options *o, matrix *mx)
 {
     static char programs[SIM_STAGES][PATH_MAX];
-    static sim_cell cells[CELLS];
-    static sim_run runs[CELLS];
-    static sim_matrix_cell matrix[CELLS];
-    static sim_verdict verdicts[CELLS];   /* each cell's evidence */
     sim_run_config cfg = run_config(o);
     char why[512];
-    size_t i, n;
-    int matched;
 
-    if (demo_cells(cells, programs, &n) != 0)
-        return 1;
-    progress(0, n, NULL);
-    if (sim_runner_play_cells(cells, n, &cfg, o->jobs, progress, NULL, runs,
-                              why, sizeof(why)) != 0) {
-        progress(n, n, NULL);
+    if (demo_cells(mx->cells, programs, &mx->n) != 0)
+        return -1;
+    progress(0, mx->n, NULL);
+    if (sim_runner_play_cells(mx->cells, mx->n, &cfg, o->jobs, progress, NULL,
+                              mx->runs, why, sizeof(why)) != 0) {
+        progress(mx->n, mx->n, NULL);
         fprintf(stderr, "sim: %s\n", why);
+        return -1;
+    }
+    for (size_t i = 0; i < mx->n; i++) {
+        const sim_run *r = &mx->runs[i];
+
+        sim_check_run(&r->info, r->ev, r->n, &mx->verdicts[i]);
+        mx->m[i] = (sim_matrix_cell){ mx->cells[i].s->name, mx->cells[i].stage,
+                                      mx->verdicts[i].anomalies,
+                                      sim_scenario_expected(mx->cells[i].s, mx->cells[i].stage),
+                                      r->failpoint_armed && !r->failpoint_fired,
+                                      &mx->verdicts[i], r->t0_ns };
+    }
+    return 0;
+}
+
+static void free_matrix(matrix *mx)
+{
+    for (size_t i = 0; i < mx->n; i++) {
+        sim_verdict_free(&mx->verdicts[i]);
+        sim_runner_free(&mx->runs[i]);
+    }
+    mx->n = 0;
+}
+
+static int cmd_demo(const options *o)
+{
+    int status;
+
+    if (play_matrix(o, &played) != 0)
+        return 1;
+    status = sim_report_matrix(stdout, played.m, played.n) == (int)played.n ? 0 : 1;
+    free_matrix(&played);
+    return status;
+}
+
+/* "redis-server v=7.0.15 sha=... bits=64 ...": the version the runs
+ * used, for the report's parameters; "" when it cannot be asked. */
+static void redis_version(char *buf, size_t len)
+{
+    FILE *p = popen("redis-server --version 2>/dev/null", "r");
+
+    buf[0] = '\0';
+    if (p == NULL)
+        return;
+    if (fgets(buf, (int)len, p) == NULL)
+        buf[0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    pclose(p);
+}
+
+/* The matrix as demo prints it, then as a web site in --out: the same
+ * runs, the same answer key, the same exit status. */
+static int cmd_report(const options *o)
+{
+    static sim_html_run pages[CELLS];
+    char redis[256], why[512], index[PATH_MAX];
+    sim_html_about about = { o->lease_ms, o->seed, (int)o->jobs, o->sentinel,
+                             redis, o->build != NULL ? o->build : "", 0 };
+    int64_t start = sim_now_ns();
+    int status;
+
+    if (o->out == NULL || o->src == NULL) {
+        fprintf(stderr, "sim: report needs --out DIR (the site) and --src DIR "
+                "(the repository)\n");
+        return 2;
+    }
+    if (play_matrix(o, &played) != 0)
+        return 1;
+    about.seconds = (double)(sim_now_ns() - start) / 1e9;
+    redis_version(redis, sizeof(redis));
+    status = sim_report_matrix(stdout, played.m, played.n) == (int)played.n ? 0 : 1;
+    for (size_t i = 0; i < played.n; i++)
+        pages[i] = (sim_html_run){ played.m[i], &played.runs[i].info,
+                                   played.runs[i].ev, played.runs[i].n };
+    if (sim_html_site(o->out, o->src, &about, pages, played.n, why, sizeof(why)) != 0) {
+        fprintf(stderr, "sim: report: %s\n", why);
+        free_matrix(&played);
         return 1;
     }
-    for (i = 0; i < n; i++) {
-        sim_check_run(&runs[i].info, runs[i].ev, runs[i].n, &verdicts[i]);
-        matrix[i] = (sim_matrix_cell){ cells[i].s->name, cells[i].stage, verdicts[i].anomalies,
-                                       sim_scenario_expected(cells[i].s, cells[i].stage),
-                                       runs[i].failpoint_armed && !runs[i].failpoint_fired,
-                                       &verdicts[i], runs[i].t0_ns };
-    }
-    matched = sim_report_matrix(stdout, matrix, n);
-    for (i = 0; i < n; i++) {
-        sim_verdict_free(&verdicts[i]);
-        sim_runner_free(&runs[i]);
-    }
-    return matched == (int)n ? 0 : 1;
+    snprintf(index, sizeof(index), "%s/index.html", o->out);
+    sim_html_tell(stdout, "the report", index);
+    free_matrix(&played);
+    return status;
 }
 
 /* Exit 0 for a clean history, 1 when it holds an anomaly, 2 when it
@@ -456,6 +584,8 @@ int main(int argc, char **argv)
         return cmd_run(&o);
     if (strcmp(o.command, "demo") == 0)
         return cmd_demo(&o);
+    if (strcmp(o.command, "report") == 0)
+        return cmd_report(&o);
     if (strcmp(o.command, "check") == 0)
         return cmd_check(&o);
     if (strcmp(o.command, "list") == 0)

@@ -69,50 +69,75 @@ static void say_line(FILE *out, const char *heading, const char *text)
     sim_report_wrapped(out, line, 2, 4, SIM_REPORT_WIDTH);
 }
 
-/* One line of the story, under its heading. */
+/* One line of the account, under its heading. */
 static void say_story_line(const sim_report_line *line, void *out)
 {
     say_line(out, line->heading, line->text);
 }
 
-static void tell_gaps(FILE *out, const sim_verdict *v, const sim_event *ev,
-                      int64_t t0)
+/* A line of the account that is not part of the story. */
+static void note(sim_report_line_fn *fn, void *arg, const char *heading,
+                 const char *text)
+{
+    sim_report_line line = { SIM_REPORT_NOTE, 0, 0, heading, "" };
+
+    sim_report_put(line.text, sizeof(line.text), "%s", text);
+    fn(&line, arg);
+}
+
+static void tell_gaps(const sim_verdict *v, const sim_event *ev, int64_t t0,
+                      sim_report_line_fn *fn, void *arg)
 {
     char s[SIM_REPORT_SENTENCE];
 
     for (size_t i = 0; i < v->n_gaps && i < GAP_CAP; i++) {
         sim_report_gap(s, sizeof(s), &v->gaps[i], ev, t0);
-        say_line(out, "observer", s);
+        note(fn, arg, "observer", s);
     }
     if (v->n_gaps > GAP_CAP) {
         snprintf(s, sizeof(s), "and %zu more gaps like these",
                  v->n_gaps - GAP_CAP);
-        say_line(out, "observer", s);
+        note(fn, arg, "observer", s);
+    }
+}
+
+void sim_report_account(const sim_run_info *run, const sim_verdict *v,
+                        const sim_event *ev, size_t n, int64_t t0_ns,
+                        sim_report_line_fn *fn, void *arg)
+{
+    char s[SIM_REPORT_SENTENCE];
+
+    /* The armed step does not exist in this stage: that absence is the
+     * fix, and the clean run below is its proof. */
+    if (run != NULL && run->failpoint[0] != '\0' &&
+        !sim_check_failpoint_fired(ev, n, run->failpoint)) {
+        sim_report_put(s, sizeof(s), "this stage has no such step (%s)",
+                       run->failpoint);
+        note(fn, arg, "fault not reachable", s);
+    }
+    if (v->anomalies & SIM_ANOM_UNJUDGED) {
+        note(fn, arg, "cannot judge this history", v->why);
+        return;
+    }
+    sim_report_story(v, ev, n, t0_ns, SIM_REPORT_CAP, fn, arg);
+    if ((v->anomalies & SIM_ANOM_CELLS) == 0)
+        note(fn, arg, "no anomaly", "one holder at a time, no lock deleted "
+             "by another, no deadlock");
+    tell_gaps(v, ev, t0_ns, fn, arg);
+    if (v->unknown_used)
+        note(fn, arg, "rule", "an acquire or release that ended in an error "
+             "or a crash may still have taken effect; the checker counts "
+             "one only where later events prove it");
+    if (v->stock_known) {
+        sim_report_stock(s, sizeof(s), v);
+        note(fn, arg, v->anomalies & SIM_ANOM_LU ? "lost updates" : "", s);
     }
 }
 
 void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
                         size_t n, int64_t t0_ns)
 {
-    char s[SIM_REPORT_SENTENCE];
-
-    if (v->anomalies & SIM_ANOM_UNJUDGED) {
-        say_line(out, "cannot judge this history", v->why);
-        return;
-    }
-    sim_report_story(v, ev, n, t0_ns, SIM_REPORT_CAP, say_story_line, out);
-    if ((v->anomalies & SIM_ANOM_CELLS) == 0)
-        say_line(out, "no anomaly", "one holder at a time, no lock deleted "
-                 "by another, no deadlock");
-    tell_gaps(out, v, ev, t0_ns);
-    if (v->unknown_used)
-        say_line(out, "rule", "an acquire or release that ended in an error "
-                 "or a crash may still have taken effect; the checker counts "
-                 "one only where later events prove it");
-    if (v->stock_known) {
-        sim_report_stock(s, sizeof(s), v);
-        say_line(out, v->anomalies & SIM_ANOM_LU ? "lost updates" : "", s);
-    }
+    sim_report_account(NULL, v, ev, n, t0_ns, say_story_line, out);
 }
 
 void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
@@ -158,16 +183,9 @@ void sim_report_title(FILE *out, const sim_run_info *run)
 void sim_report_run(FILE *out, const sim_run_info *run, const sim_event *ev,
                     size_t n, int64_t t0_ns, const sim_verdict *v)
 {
-    if (run != NULL) {
+    if (run != NULL)
         sim_report_title(out, run);
-        /* The armed step does not exist in this stage: that absence is
-         * the fix, and the clean run below is its proof. */
-        if (run->failpoint[0] != '\0' &&
-            !sim_check_failpoint_fired(ev, n, run->failpoint))
-            fprintf(out, "  fault not reachable: this stage has no such step "
-                    "(%s)\n", run->failpoint);
-    }
-    sim_report_verdict(out, v, ev, n, t0_ns);
+    sim_report_account(run, v, ev, n, t0_ns, say_story_line, out);
     fputc('\n', out);
     sim_report_timeline(out, ev, n, t0_ns, run != NULL ? run->clients : 0,
                         run != NULL ? run->lease_ms : 0, v);

@@ -12,6 +12,9 @@
  *   void sim_report_title(FILE *out, const sim_run_info *run);
  *   void sim_report_verdict(FILE *out, const sim_verdict *v,
  *                           const sim_event *ev, size_t n, int64_t t0_ns);
+ *   void sim_report_account(const sim_run_info *run, const sim_verdict *v,
+ *                           const sim_event *ev, size_t n, int64_t t0_ns,
+ *                           sim_report_line_fn *fn, void *arg);
  *   size_t sim_report_story(const sim_verdict *v, const sim_event *ev,
  *                           size_t n, int64_t t0_ns, size_t cap,
  *                           sim_report_line_fn *fn, void *arg);
@@ -22,6 +25,7 @@
  *                            int64_t t0_ns);
  *   int  sim_report_matrix(FILE *out, const sim_matrix_cell *cells,
  *                          size_t n);
+ *   const char *sim_report_matrix_legend(size_t i, const char **mark);
  *
  * Times are printed in ms from t0_ns, the run's start: h->t0_ns for a live
  * history, 0 for one read back with sim_history_load. Clients are letters:
@@ -81,8 +85,11 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
 #define SIM_REPORT_RELEASE 0         /* a release result */
 #define SIM_REPORT_REFUSAL (1u << 8) /* a write the resource refused */
 #define SIM_REPORT_CLASH (1u << 9)   /* two holders with one token */
-#define SIM_REPORT_NODES (1u << 10)  /* nodes of a lock of several: a fault */
-#define SIM_REPORT_MAJORITY (1u << 11) /* who held which nodes, at a moment */
+#define SIM_REPORT_NOTE (1u << 10)   /* the rest of an account: a fault the
+                                      * stage cannot reach, "no anomaly", a
+                                      * gap, the rule, the stock */
+#define SIM_REPORT_NODES (1u << 11)  /* nodes of a lock of several: a fault */
+#define SIM_REPORT_MAJORITY (1u << 12) /* who held which nodes, at a moment */
 
 /* One line of a run's story. */
 typedef struct sim_report_line {
@@ -107,6 +114,13 @@ typedef void sim_report_line_fn(const sim_report_line *line, void *arg);
 size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
                         int64_t t0_ns, size_t cap, sim_report_line_fn *fn,
                         void *arg);
+
+/* A run's account, a line at a time to fn: the fault not reachable
+ * (run may be NULL), then what sim_report_verdict prints. The terminal
+ * prints it; a page lists it: one account, two renderings. */
+void sim_report_account(const sim_run_info *run, const sim_verdict *v,
+                        const sim_event *ev, size_t n, int64_t t0_ns,
+                        sim_report_line_fn *fn, void *arg);
 
 /* The ASCII timeline: a time axis, one lane per client (clients: at
  * least this many lanes), the lock key's lane, a lane marking every
@@ -137,5 +151,9 @@ void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
  * numbers under them; and the last line "63/63 cells match the answer
  * key". Returns the matching count. */
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n);
+
+/* The matrix legend's i-th entry: its meaning, the mark into *mark;
+ * NULL past the last. */
+const char *sim_report_matrix_legend(size_t i, const char **mark);
 
 #endif

@@ -218,15 +218,39 @@ static void matrix_evidence(FILE *out, const sim_matrix_cell *c)
     }
 }
 
+/* The marks of a cell and what each means: the terminal's legend and
+ * the web page's. */
+static const struct {
+    const char *mark, *meaning;
+} legend[] = {
+    { "ME", "mutual exclusion lost" },
+    { "MD", "lock deleted by a non-owner" },
+    { "DL", "deadlock" },
+    { "LU", "lost updates: sales the stock does not show" },
+    { "-", "none" },
+    { "F", "the fence: a stale write refused, or one token held by two" },
+    { "?", "the history could not be judged" },
+    { "(-)", "fault not reachable: this stage has no such step" },
+    { "!", "differs from the answer key" },
+};
+
+const char *sim_report_matrix_legend(size_t i, const char **mark)
+{
+    if (i >= sizeof(legend) / sizeof(legend[0]))
+        return NULL;
+    *mark = legend[i].mark;
+    return legend[i].meaning;
+}
+
+/* The four anomalies two a line, the rest one a line. */
 static void matrix_legend(FILE *out)
 {
-    fprintf(out, "ME  mutual exclusion lost     MD  lock deleted by a non-owner\n"
-            "DL  deadlock                   LU  lost updates: sales the stock does not show\n"
-            "-   none\n"
-            "F   the fence: a stale write refused, or one token held by two\n"
-            "?   the history could not be judged\n"
-            "(-) fault not reachable: this stage has no such step\n"
-            "!   differs from the answer key\n");
+    for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]); i++) {
+        if (i < 4 && i % 2 == 0)
+            fprintf(out, "%-3s %-25s ", legend[i].mark, legend[i].meaning);
+        else
+            fprintf(out, "%-3s %s\n", legend[i].mark, legend[i].meaning);
+    }
 }
 
 int sim_report_matrix(FILE *out, const sim_matrix_cell *cells, size_t n)

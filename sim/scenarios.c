@@ -111,9 +111,10 @@ static const sim_scenario table[] = {
       { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-" } },
 
     /* A's thread asks again for the lock it holds, with a 0.5 L budget
-     * (well within the 1 L lease). */
+     * under a 4 L lease: its own key must outlive the budget by far, or a
+     * stalled machine lets the key expire and the second acquire wins. */
     { "reentrant", "the holder's own thread acquires the lock again", 10,
-      { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .start = AT_START } },
+      { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .lease = 4, .start = AT_START } },
       { .kind = SIM_FAULT_NONE },
       { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL" } },
 

@@ -1,12 +1,16 @@
 # sim.mk: the simulator's program and its commands (included by the Makefile).
 #
-#   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]   one run, with its timeline
+#   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]   one run, with its timeline
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
+#   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report
+#   make report-test                 that site in a headless browser (part of make test)
+#   make screenshots                 the README's pictures of it, docs/*.png
 #
 # jobs=N: cells played at once (1..16; default 3 per CPU). sentinel=1: a
 # real redis-sentinel promotes the replica in the failover. seed=K varies
 # the baseline's hold times; the fault scenarios are the same for every
-# seed. lease=MS: 100..10000.
+# seed. lease=MS: 100..10000. html=1: the run's page too, in build/runs
+# (a page of its own, outside the site).
 #
 # build/sim/sim is one program for every stage: it runs the clients of a
 # stage as processes of that stage's build/vN/client.
@@ -38,16 +42,66 @@ sim-program: $(SIM_PROGRAM)
 sim: check-deps
 	@test -n "$(stage)" -a -n "$(scenario)" || { \
 	    $(MAKE) --no-print-directory sim-program >/dev/null || exit 2; \
-	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1]"; \
+	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]"; \
 	    echo "stages: $(STAGE_LIST)"; \
 	    echo "scenarios: $$($(SIM_PROGRAM) list --names | tr '\n' ' ')"; \
 	    exit 2; }
+	@case '$(html)' in '' | 0 | 1) ;; *) echo "sim: html=$(html) is neither 1 nor 0: give" \
+	    "html=1 to write the run's page too, or leave it out" >&2; exit 2 ;; esac
 	@$(MAKE) --no-print-directory sim-build-stage stage=$(stage)
-	@$(SIM_PROGRAM) run 'stage=$(stage)' 'scenario=$(scenario)' $(SIM_OPTS)
+	@$(SIM_PROGRAM) run 'stage=$(stage)' 'scenario=$(scenario)' $(SIM_OPTS) \
+	    $(if $(filter 1,$(html)),'html=$(BUILD)/runs')
 
 demo: check-deps
 	@$(MAKE) --no-print-directory sim-build
 	@$(SIM_PROGRAM) demo $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
+
+# The site is written anew each time: no page of an earlier run stays.
+REPORT_DIR := $(BUILD)/report
+REPORT_BUILD = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+.PHONY: report
+report: check-deps
+	@$(MAKE) --no-print-directory sim-build
+	@rm -rf $(REPORT_DIR)
+	@$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
+	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
+
+# make report-test: make report's site, loaded in a headless Chromium
+# (tests/browser.sh), which it installs when it can; where it cannot, the
+# test says so in one line and passes. A cell that differs from the
+# answer key is for the stage tests to judge: the site is tested all the
+# same.
+SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o \
+                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/stage.o \
+                  $(BUILD)/sim/scenarios.o $(BUILD)/sim/util.o \
+                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c))
+
+$(BUILD)/site_test: $(SITE_TEST_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
+
+.PHONY: report-test
+report-test: check-deps
+	@tests/deps.sh browser || true
+	@$(MAKE) --no-print-directory $(BUILD)/site_test
+	@echo "== the report: make report's site in a headless browser =="
+	@mkdir -p $(BUILD); $(MAKE) --no-print-directory report >$(BUILD)/report-test.log 2>&1; \
+	    grep 'cells match the answer key' $(BUILD)/report-test.log || tail -n 5 $(BUILD)/report-test.log
+	@$(BUILD)/site_test $(REPORT_DIR)
+
+# make screenshots: the README's two pictures, taken from a fresh make
+# report by the report test's headless browser: the matrix page, and
+# the timeline of v3's slow holder.
+SHOT_W := 1400
+
+.PHONY: screenshots
+screenshots:
+	@$(MAKE) --no-print-directory report
+	@tests/deps.sh browser
+	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 900
+	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/runs/v3-slow-holder.html \
+	    docs/timeline.png $(SHOT_W) 980
+	@echo "screenshots: docs/matrix.png docs/timeline.png"
 
 # make bench lives in its own file.
 -include sim/bench.mk

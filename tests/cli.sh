@@ -55,6 +55,8 @@ errs "seed=-1 is below the minimum of 0" $M sim stage=3 scenario=slow-holder see
 errs "seed=x is not a whole number" $M sim stage=3 scenario=slow-holder seed=x
 errs "scenario=nope is not a scenario; valid: baseline" $M sim stage=3 scenario=nope
 errs "sentinel=2 is neither 1 nor 0" $M sim stage=3 scenario=failover sentinel=2
+errs "html=2 is neither 1 nor 0" $M sim stage=3 scenario=slow-holder html=2
+errs "jobs=0 is below the minimum of 1" $M report jobs=0
 errs "stage=9 is not a stage; valid: 1 (v1-setnx)" $M sim stage=9 scenario=baseline
 errs "jobs=0 is below the minimum of 1" $M demo jobs=0
 errs "jobs=many is not a whole number" $M demo jobs=many

@@ -1,11 +1,15 @@
 #!/bin/sh
-# deps.sh check|ensure|install: what lockstep needs to build and test.
+# deps.sh check|ensure|install|browser: what lockstep needs to build and test.
 #
 #   check    says exactly what is missing and how to install it; exit 1 then.
 #   ensure   says nothing when all is there, else installs what is missing.
 #            make test, demo, sim and bench run it first, so a fresh
 #            machine needs no command before them.
-#   install  the same, and says so when all is there (make deps).
+#   install  the same, and says so when all is there; then the browser
+#            (make deps).
+#   browser  a headless Chromium, which only the report's browser test
+#            uses: installed when missing and apt-get can; else one line,
+#            exit 1 (make report-test then skips that test; CI fails).
 #
 # Installing uses apt-get (Debian/Ubuntu), with sudo when not root: one
 # apt-get update, then one line per package as it installs. Without
@@ -29,6 +33,7 @@ describe() {
     libhiredis-dev) echo "the hiredis C client: headers and library" ;;
     libcjson-dev) echo "the cJSON library, which reads saved histories" ;;
     redis-server) echo "the Redis server that the tests and the simulator start" ;;
+    chromium) echo "a headless browser, for the report's browser test" ;;
     esac
 }
 
@@ -164,16 +169,35 @@ ensure() {
 
 install() {
     probe
-    if [ -z "$missing_pkgs" ]; then
-        echo "all dependencies are installed"
-        return 0
+    if [ -n "$missing_pkgs" ]; then
+        ensure || return 1
     fi
-    ensure && echo "all dependencies are installed"
+    echo "all dependencies are installed"
+    browser || true
+}
+
+# The browser is optional: nothing builds with it, one test uses it.
+have_browser() {
+    sh "$(dirname "$0")/browser.sh" find >/dev/null 2>&1
+}
+
+browser() {
+    have_browser && return 0
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "lockstep: no headless Chromium, and no apt-get to install one: install chromium for the report's browser test" >&2
+        return 1
+    fi
+    missing_pkgs=" chromium"
+    echo "lockstep: missing: chromium, for the report's browser test; installing it with apt-get"
+    apt_install && have_browser && return 0
+    echo "lockstep: no headless Chromium could be installed: the report's browser test will be skipped" >&2
+    return 1
 }
 
 case "${1:-}" in
 check) check ;;
 ensure) ensure ;;
 install) install ;;
-*) echo "usage: $0 check|ensure|install" >&2; exit 2 ;;
+browser) browser ;;
+*) echo "usage: $0 check|ensure|install|browser" >&2; exit 2 ;;
 esac

@@ -16,6 +16,7 @@ Suite *report_suite(void);   /* tests/test_report.c: sentences, timeline, matrix
 Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
 Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the answer key */
 Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */
+Suite *html_suite(void);     /* tests/test_html.c: the report's web pages */
 
 int main(void)
 {
@@ -30,6 +31,7 @@ int main(void)
     srunner_add_suite(runner, tally_suite());
     srunner_add_suite(runner, stages_suite());
     srunner_add_suite(runner, pool_suite());
+    srunner_add_suite(runner, html_suite());
     srunner_run_all(runner, CK_NORMAL);
     failed = srunner_ntests_failed(runner);
     srunner_free(runner);

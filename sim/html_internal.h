@@ -1,0 +1,124 @@
+/* html_internal: what the site's files share; nothing else includes it.
+ *
+ *   html.c          escaping, files, names, the whole site
+ *   html_page.c     a page's frame: head, style, navigation, foot
+ *   html_matrix.c   index.html: the fault matrix and the rows' stories
+ *   html_run.c      a run's page: its timeline and its verdict
+ *   html_svg.c      the timeline, drawn from the history (html_svg.h:
+ *                   html_lanes.c its client lanes, html_legend.c its legend)
+ *   html_stage.c    a stage's page: its README and its diff
+ *   html_md.c       the Markdown the READMEs are written in
+ *   html_diff.c     make diff's output side by side, the changed lines marked
+ *
+ * The site is part of the report: its sentences are the report's
+ * (report_internal.h), never a second wording. */
+#ifndef SIM_HTML_INTERNAL_H
+#define SIM_HTML_INTERNAL_H
+
+#include <stdio.h>
+
+#include "html.h"
+#include "report_internal.h"
+
+#define SIM_HTML_PATH 4096  /* a file's path */
+
+/* ---- html.c ----------------------------------------------------------- */
+
+/* Text as HTML: & < > " ' escaped, so data never becomes markup. */
+void sim_html_esc(FILE *f, const char *s);
+void sim_html_escn(FILE *f, const char *s, size_t n);
+
+/* printf, then escaped. */
+void sim_html_escf(FILE *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Creates dir and its parents. 0, or -1 with errstr. */
+int sim_html_mkdir(const char *dir, char *errstr, size_t len);
+
+/* Opens dir/name for writing, its path into path. NULL with errstr. */
+FILE *sim_html_create(const char *dir, const char *name, char *path,
+                      size_t plen, char *errstr, size_t len);
+
+/* Closes f, which was written to path: -1 with errstr when a write
+ * failed (a full disk), 0 otherwise. */
+int sim_html_close(FILE *f, const char *path, char *errstr, size_t len);
+
+/* A whole file, NUL-terminated; *n its length. NULL with errstr. */
+char *sim_html_slurp(const char *path, size_t *n, char *errstr, size_t len);
+
+/* "v3-slow-holder": a run's file name without extension. */
+void sim_html_run_name(char *buf, size_t len, int stage, const char *scenario);
+
+/* "me md lu": the classes of a cell's marks, "none" when clean. */
+void sim_html_mark_classes(char *buf, size_t len, unsigned set);
+
+/* A cell's marks as badges, ME MD DL LU ?; "-", or "(-)" for a fault
+ * the stage cannot reach, when there is none. */
+void sim_html_marks(FILE *f, unsigned set, int unreachable);
+
+/* ---- html_page.c ------------------------------------------------------ */
+
+/* The top of a page up to its <main>: the title, the style, and with
+ * root (the site's root relative to the page: "" or "../") a bar that
+ * links to the matrix and to every stage. root NULL: no bar. */
+void sim_html_head(FILE *f, const char *title, const char *root);
+
+/* The end of a page. */
+void sim_html_foot(FILE *f);
+
+/* A client's colour, the same on every page: client 0 is A. */
+const char *sim_html_client_colour(int client);
+
+/* ---- html_matrix.c, html_run.c, html_stage.c ----------------------------- */
+
+int sim_html_matrix_page(const char *dir, const char *src,
+                         const sim_html_about *about,
+                         const sim_html_run *runs, size_t n,
+                         char *errstr, size_t len);
+
+/* A run's page into dir; in_site: it links to the matrix and its stage
+ * (runs/ of a site), else only to its history. */
+int sim_html_write_run(const char *dir, const sim_html_run *run,
+                       int in_site, char *path, size_t plen,
+                       char *errstr, size_t len);
+
+int sim_html_stage_page(const char *dir, const char *src, int stage,
+                        const sim_html_run *runs, size_t n,
+                        char *errstr, size_t len);
+
+/* The story of a scenario's row in the README's matrix section: the text
+ * after "- **<name>.**" up to the next item, as a pointer into readme and
+ * its length; NULL when the README tells none. */
+const char *sim_html_story(const char *readme, const char *scenario,
+                           size_t *n);
+
+/* ---- html_svg.c ---------------------------------------------------------- */
+
+/* The run's timeline as an inline <svg>. */
+void sim_html_timeline(FILE *f, const sim_html_run *run);
+
+/* ---- html_md.c ----------------------------------------------------------- */
+
+/* Where a link of the Markdown points on the site: url rewritten into
+ * buf and returned, or NULL to show its text without a link. */
+typedef const char *(*sim_html_link_fn)(const char *url, char *buf,
+                                        size_t len, void *arg);
+
+/* Block Markdown (headings, paragraphs, lists, fenced code, tables) to
+ * HTML; headings are shifted down by `shift` levels. */
+void sim_html_markdown(FILE *f, const char *text, int shift,
+                       sim_html_link_fn link, void *arg);
+
+/* Inline Markdown (code, bold, emphasis, links) of n bytes. */
+void sim_html_inline(FILE *f, const char *text, size_t n,
+                     sim_html_link_fn link, void *arg);
+
+/* ---- html_diff.c --------------------------------------------------------- */
+
+/* What stage changed on its base, side by side: the output of make
+ * diff (src/tests/stagediff.sh, run) drawn as tables: its changed
+ * regions, in parts where make diff cuts the stage's diff into parts,
+ * then the whole files on request. 0, or -1 with errstr. */
+int sim_html_diff(FILE *f, const char *src, int stage, char *errstr, size_t len);
+
+#endif

@@ -1,0 +1,177 @@
+/* html_page: the frame every page of the site shares: its head with the
+ * style written into it (a page must open alone, from a mail), the bar
+ * that links the pages, and the colours that mean the same everywhere.
+ *
+ * Sized for a projector: large type, strong colours, and every colour
+ * doubled by a word or a shape, for those who cannot tell red from
+ * green. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+
+#include "html_internal.h"
+
+static const char style[] =
+    ":root{--me:#c62828;--md:#7b1fa2;--dl:#212121;--lu:#e65100;"
+    "--ok:#2e7d32;--grey:#757575}\n"
+    "*{box-sizing:border-box}\n"
+    "body{margin:0;font:18px/1.5 system-ui,'DejaVu Sans','Segoe UI',"
+    "Helvetica,Arial,sans-serif;color:#1a1a1a;background:#fff}\n"
+    "header.bar{background:#263238;color:#eceff1;padding:.45em 1.5em;"
+    "display:flex;flex-wrap:wrap;gap:.4em 1.1em;align-items:baseline}\n"
+    "header.bar a{color:#fff;text-decoration:none}\n"
+    "header.bar a:hover{text-decoration:underline}\n"
+    "header.bar .home{font-weight:700;font-size:1.15em;margin-right:.6em}\n"
+    "main{padding:.6em 1.5em 3em;max-width:1700px}\n"
+    "h1{font-size:1.75em;margin:.35em 0 .2em}\n"
+    "h2{font-size:1.35em;margin:1.4em 0 .4em;border-bottom:2px solid #e0e0e0}\n"
+    "h3{font-size:1.12em;margin:1.1em 0 .3em}\n"
+    "p.lead{font-size:1.1em;margin:.2em 0 .8em;color:#37474f}\n"
+    "code,pre,.mono{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;"
+    "font-size:.88em}\n"
+    "code{background:#f1f3f4;padding:.05em .3em;border-radius:4px}\n"
+    "pre{background:#f5f6f7;padding:.7em 1em;border-radius:6px;"
+    "overflow-x:auto;line-height:1.35}\n"
+    "pre code{background:none;padding:0;font-size:1em}\n"
+    "pre .add{color:#1b5e20;background:#e6f4ea;display:inline-block;width:100%}\n"
+    "pre .del{color:#b71c1c;background:#fdecea;display:inline-block;width:100%}\n"
+    "table.md{border-collapse:collapse;margin:.6em 0;font-size:.92em}\n"
+    "table.md th,table.md td{border:1px solid #cfd8dc;padding:.3em .6em;"
+    "vertical-align:top;text-align:left}\n"
+    "table.md th{background:#eceff1}\n"
+    "table.params{border-collapse:collapse;font-size:.92em}\n"
+    "table.params th{text-align:left;padding:.15em 1em .15em 0;color:#546e7a;"
+    "font-weight:600}\n"
+    "table.params td{padding:.15em 0}\n"
+    /* The matrix. */
+    "table.matrix{border-collapse:separate;border-spacing:5px;margin:.4em 0}\n"
+    "table.matrix th{font-size:1.02em;padding:.2em .4em;text-align:center}\n"
+    "table.matrix th a{color:inherit}\n"
+    "table.matrix th.row{text-align:left;white-space:nowrap}\n"
+    "table.matrix th.row small{display:block;font-weight:400;color:#546e7a;"
+    "font-size:.72em;max-width:24em;white-space:normal;line-height:1.25}\n"
+    "th.stage small{display:block;font-weight:400;color:#546e7a;font-size:.7em}\n"
+    "td.cell{width:8.6em;height:3.6em;text-align:center;border-radius:8px;"
+    "font-weight:700;position:relative;border:2px solid transparent}\n"
+    "td.cell a{display:block;color:inherit;text-decoration:none;"
+    "padding:.55em .35em}\n"
+    "td.cell a:hover{text-decoration:underline}\n"
+    "td.cell.none{background:#e8f5e9;color:var(--ok)}\n"
+    "td.cell.lu{background:#fff3e0}\n"
+    "td.cell.dl{background:#e0e0e0}\n"
+    "td.cell.md{background:#f3e5f5}\n"
+    "td.cell.me{background:#ffebee}\n"
+    "td.cell.unjudged{background:#fafafa;color:var(--grey)}\n"
+    "td.cell.unreachable{background:#f5f5f5;color:var(--grey);"
+    "font-weight:400}\n"
+    "td.cell.unreachable .mark.none{color:var(--grey)}\n"
+    "td.cell.differs{border:3px dashed #000}\n"
+    "td.cell .differs-mark{position:absolute;top:-.55em;right:-.45em;"
+    "background:#000;color:#fff;border-radius:50%;width:1.4em;height:1.4em;"
+    "line-height:1.4em;font-size:.8em}\n"
+    ".mark{display:inline-block;padding:.05em .35em;margin:.1em;"
+    "border-radius:4px;color:#fff;font-size:.95em;letter-spacing:.03em}\n"
+    ".mark.ME{background:var(--me)}.mark.MD{background:var(--md)}"
+    ".mark.DL{background:var(--dl)}.mark.LU{background:var(--lu)}"
+    ".mark.unjudged{background:var(--grey)}.mark.fence{background:#00695c}\n"
+    ".mark.none{color:var(--ok);font-size:1.3em}\n"
+    ".mark.differs{background:#000;border-radius:50%;min-width:1.5em;"
+    "text-align:center}\n"
+    "dl.legend{display:grid;grid-template-columns:repeat(2,3.4em minmax(0,24em));"
+    "gap:.25em .6em;font-size:.92em;margin:.8em 0;align-items:center}\n"
+    "dl.legend dt{text-align:center}\n"
+    "dl.legend dd{margin:0}\n"
+    "ul.evidence{margin:.2em 0 .6em;padding-left:1.2em;font-size:.92em}\n"
+    "ul.evidence li{margin:.15em 0}\n"
+    ".story{max-width:62em}\n"
+    ".match{font-weight:700}.match.bad{color:var(--me)}\n"
+    /* A run. */
+    "ul.verdict{list-style:none;padding:0;margin:.5em 0 1em;max-width:70em}\n"
+    "ul.verdict li{border-left:6px solid #b0bec5;padding:.3em .8em;"
+    "margin:.35em 0;background:#fafafa}\n"
+    "ul.verdict li.bad{border-color:var(--me);background:#fff5f5}\n"
+    "ul.verdict li.clean{border-color:var(--ok);background:#f4fbf4}\n"
+    "ul.verdict li.fence{border-color:#00695c;background:#f0f8f7}\n"
+    "ul.verdict li.release{border-color:var(--md);background:#faf5fc}\n"
+    "figure.timeline{margin:.6em 0;overflow-x:auto}\n"
+    ".tl{font-family:system-ui,'DejaVu Sans',sans-serif;"
+    "background:#fff}\n"
+    "svg.timeline{max-width:100%;height:auto}\n"
+    "ul.legend{list-style:none;padding:0;margin:.2em 0 1em;display:flex;"
+    "flex-wrap:wrap;gap:.3em 1.4em;font-size:.85em;max-width:90em}\n"
+    "ul.legend li{display:flex;align-items:center;gap:.4em}\n"
+    ".tl text{font-size:14px;fill:#263238}\n"
+    ".tl text.lane-label{font-size:16px;font-weight:600}\n"
+    ".tl text.axis{font-size:13px;fill:#546e7a}\n"
+    ".tl text.small{font-size:12px}\n"
+    ".tl text.legend{font-size:14px}\n"
+    ".tl text.in-bar{font-size:13px;font-weight:700;fill:#fff}\n"
+    ".tl text.on-hatch{font-size:13px;font-weight:700;fill:#000;"
+    "paint-order:stroke;stroke:#fff;stroke-width:3px}\n"
+    ".tl text.cross{font-size:22px;font-weight:700;fill:#c62828}\n"
+    ".tl text.mark-label{font-size:13px;font-weight:700}\n"
+    ".tl text.lu{font-size:14px;font-weight:600;fill:#e65100}\n"
+    ".tl text.clean{font-size:14px;fill:#2e7d32;font-weight:600}\n"
+    /* A stage. */
+    "article.readme{max-width:62em}\n"
+    "table.diff{width:100%;border-collapse:collapse;table-layout:fixed;"
+    "font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.74em;"
+    "margin:.3em 0 1em;border:1px solid #cfd8dc}\n"
+    "table.diff th{background:#eceff1;text-align:left;padding:.3em .5em}\n"
+    "table.diff td{padding:0 .4em;vertical-align:top}\n"
+    "table.diff td.ln{width:3.6em;text-align:right;color:#90a4ae;"
+    "user-select:none}\n"
+    "table.diff td.code{white-space:pre-wrap;word-break:break-word;tab-size:4}\n"
+    "table.diff td.del{background:#fdecea}\n"
+    "table.diff td.add{background:#e6f4ea}\n"
+    "table.diff td.del .chg{background:#f5b7b1}\n"
+    "table.diff td.add .chg{background:#a5d6a7}\n"
+    "table.diff tr.skip td{background:#f3f6fb;color:#607d8b;text-align:center;"
+    "font-style:italic;padding:.15em}\n"
+    "details{margin:.3em 0 1em}\n"
+    "details summary{cursor:pointer;color:#37474f}\n";
+
+/* Colours for clients A, B, C...: far apart, none of them the red of an
+ * anomaly. */
+static const char *const colours[] = {
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+    "#17becf", "#bcbd22", "#e377c2", "#7f7f7f",
+};
+
+const char *sim_html_client_colour(int client)
+{
+    size_t n = sizeof(colours) / sizeof(colours[0]);
+
+    return client < 0 ? "#9e9e9e" : colours[(size_t)client % n];
+}
+
+/* The bar: the matrix, then each stage of the list. */
+static void bar(FILE *f, const char *root)
+{
+    fprintf(f, "<header class=\"bar\"><a class=\"home\" href=\"%sindex.html\">"
+            "lockstep: the fault matrix</a>\n", root);
+    for (int s = 1; s <= SIM_STAGES; s++) {
+        fprintf(f, "<a href=\"%sstages/", root);
+        sim_html_esc(f, sim_stage_name(s));
+        fputs(".html\">", f);
+        sim_html_esc(f, sim_stage_name(s));
+        fputs("</a>\n", f);
+    }
+    fputs("</header>\n", f);
+}
+
+void sim_html_head(FILE *f, const char *title, const char *root)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<title>", f);
+    sim_html_esc(f, title);
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", style);
+    if (root != NULL)
+        bar(f, root);
+    fputs("<main>\n", f);
+}
+
+void sim_html_foot(FILE *f)
+{
+    fputs("</main>\n</body>\n</html>\n", f);
+}

@@ -1,0 +1,571 @@
+/* html_svg: a run's timeline as an SVG picture, drawn from its history
+ * and its verdict, never from the terminal's drawing.
+ *
+ * From the top: the time in milliseconds; the faults (pauses, kills,
+ * failpoints, the failover's steps) as marks on it; one lane per client
+ * (html_lanes.c); the lock key's lane: whose key, with or without a TTL;
+ * the anomalies: each episode of the verdict, as an interval or a mark,
+ * and every moment two clients held the lock as a red band across the
+ * lanes; the time in leases; a legend.
+ *
+ * The scale is fixed in leases, so a scenario is as wide on every stage,
+ * unless a run is too long for a page. Elements carry their meaning in
+ * classes and data- attributes (a lane's client, an episode's interval
+ * in ms), which is what the site's browser test reads. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_svg.h"
+#include "scenarios.h"
+
+#define PX_PER_LEASE 200 /* the scale, unless the run is too long */
+#define MAX_PLOT 1500    /* the widest drawing a page shows whole */
+#define MIN_PLOT 600
+#define RIGHT_PAD 100     /* room for a label past the run's end */
+#define ROW_H 20         /* a row of fault marks or of anomaly intervals */
+#define MARK_ROWS 3      /* rows for labels that would overlap */
+#define ME_ROWS 4
+#define CHAR_W 7.0       /* a label's letter, about, in px */
+
+/* The failover's steps that get a label; the others are a tick whose
+ * tooltip names them. */
+static const char *const failover_told[] = { "kill primary", "promote replica" };
+
+double sim_svg_x(const sim_svg *s, int64_t t)
+{
+    if (t < s->t0)
+        t = s->t0;
+    if (t > s->end)
+        t = s->end;
+    return SIM_SVG_LABEL_W + (double)(t - s->t0) * s->px_per_ns;
+}
+
+void sim_svg_rect(sim_svg *s, double x, double y, double w, double h,
+                  const char *attrs)
+{
+    fprintf(s->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" %s/>\n",
+            x, y, w < 2 ? 2 : w, h, attrs);
+}
+
+void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
+                  const char *anchor, const char *words)
+{
+    fprintf(s->f, "<text x=\"%.1f\" y=\"%.1f\" class=\"%s\" text-anchor=\"%s\">",
+            x, y, cls, anchor);
+    sim_html_esc(s->f, words);
+    fputs("</text>\n", s->f);
+}
+
+void sim_svg_fence(sim_svg *s, double cx, double cy)
+{
+    fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"#00695c\"/>\n",
+            cx, cy);
+}
+
+void sim_svg_group(sim_svg *s, const char *attrs, const char *fmt, ...)
+{
+    char buf[SIM_REPORT_SENTENCE * 2];
+    va_list ap;
+
+    fprintf(s->f, "<g%s%s>", attrs != NULL ? " " : "", attrs != NULL ? attrs : "");
+    if (fmt == NULL)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fputs("<title>", s->f);
+    sim_html_esc(s->f, buf);
+    fputs("</title>\n", s->f);
+}
+
+void sim_svg_end(sim_svg *s)
+{
+    fputs("</g>\n", s->f);
+}
+
+/* ---- the faults: marks on the time axis --------------------------------------- */
+
+typedef struct mark {
+    int64_t at, to;        /* to > at: a stretch (a pause) */
+    int told;              /* has a label; else a tick, its tooltip says */
+    int row;
+    char label[SIM_DETAIL_LEN + SIM_REPORT_NAME + 4];
+    char tip[SIM_REPORT_SENTENCE];
+} mark;
+
+typedef struct marks {
+    mark *m;
+    size_t n;
+    int rows;
+} marks;
+
+static int64_t pause_end(const sim_html_run *r, size_t i)
+{
+    for (size_t k = i + 1; k < r->n; k++)
+        if (r->ev[k].type == SIM_EV_PAUSE_END && r->ev[k].client == r->ev[i].client)
+            return r->ev[k].t_ns;
+    return r->ev[r->n - 1].t_ns;
+}
+
+static int failover_is_told(const char *step)
+{
+    for (size_t i = 0; i < sizeof(failover_told) / sizeof(failover_told[0]); i++)
+        if (strcmp(step, failover_told[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* One event as a fault mark; 0 when it is not a fault. */
+static int fault_mark(const sim_svg *s, size_t i, mark *m)
+{
+    const sim_event *e = &s->run->ev[i];
+    char who[SIM_REPORT_NAME];
+    long at = sim_report_ms(e->t_ns, s->t0);
+
+    memset(m, 0, sizeof(*m));
+    m->at = m->to = e->t_ns;
+    m->told = 1;
+    sim_check_client_name(e->client, who, sizeof(who));
+    switch (e->type) {
+    case SIM_EV_PAUSE_BEGIN:
+        m->to = pause_end(s->run, i);
+        snprintf(m->label, sizeof(m->label), "%s paused", who);
+        snprintf(m->tip, sizeof(m->tip), "the nemesis stopped %s's process "
+                 "(SIGSTOP) at %ld ms, until %ld ms", who, at,
+                 sim_report_ms(m->to, s->t0));
+        return 1;
+    case SIM_EV_CRASH:
+        snprintf(m->label, sizeof(m->label), "%s killed", who);
+        snprintf(m->tip, sizeof(m->tip), "%s's process was killed (SIGKILL) at "
+                 "%ld ms", who, at);
+        return 1;
+    case SIM_EV_FAILPOINT:
+        snprintf(m->label, sizeof(m->label), "%s: %s", who, e->detail);
+        snprintf(m->tip, sizeof(m->tip), "%s reached the failpoint %s at %ld ms",
+                 who, e->detail, at);
+        return 1;
+    case SIM_EV_NODE_DOWN:
+        snprintf(m->label, sizeof(m->label), "node %d down", e->node);
+        snprintf(m->tip, sizeof(m->tip), "node %d's server was killed at %ld ms "
+                 "and stays down until it restarts", e->node, at);
+        return 1;
+    case SIM_EV_RESTART:
+        snprintf(m->label, sizeof(m->label), "node %d restarts empty", e->node);
+        snprintf(m->tip, sizeof(m->tip), "node %d's server came back at %ld ms "
+                 "without the keys it had (no persistence)", e->node, at);
+        return 1;
+    case SIM_EV_FAILOVER:
+        m->told = failover_is_told(e->detail);
+        snprintf(m->label, sizeof(m->label), "%s", e->detail);
+        snprintf(m->tip, sizeof(m->tip), "failover at %ld ms: %s", at, e->detail);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The first row free at x, or else the one that frees first. */
+static int free_row(const double *end, int rows, double x)
+{
+    int best = 0;
+
+    for (int r = 0; r < rows; r++)
+        if (end[r] < x)
+            return r;
+    for (int r = 1; r < rows; r++)
+        if (end[r] < end[best])
+            best = r;
+    return best;
+}
+
+/* Each labelled mark in a row where its label does not cover another. */
+static void place(const sim_svg *s, marks *ms)
+{
+    double end[MARK_ROWS];
+
+    for (int r = 0; r < MARK_ROWS; r++)
+        end[r] = -1e9;
+    ms->rows = 1;
+    for (size_t i = 0; i < ms->n; i++) {
+        mark *m = &ms->m[i];
+        double x = sim_svg_x(s, m->at);
+
+        if (!m->told)
+            continue;
+        m->row = free_row(end, MARK_ROWS, x);
+        end[m->row] = x + 14 + CHAR_W * (double)strlen(m->label);
+        if (m->row + 1 > ms->rows)
+            ms->rows = m->row + 1;
+    }
+}
+
+static void collect_faults(const sim_svg *s, marks *ms)
+{
+    ms->n = 0;
+    ms->rows = 1;
+    if ((ms->m = calloc(s->run->n + 1, sizeof(*ms->m))) == NULL)
+        return;
+    for (size_t i = 0; i < s->run->n; i++)
+        if (fault_mark(s, i, &ms->m[ms->n]))
+            ms->n++;
+    place(s, ms);
+}
+
+static void draw_fault(sim_svg *s, const mark *m, int y, int y_guide_end)
+{
+    double x = sim_svg_x(s, m->at), x2 = sim_svg_x(s, m->to);
+    double ty = y + m->row * ROW_H;
+
+    SIM_SVG_USE(s, SIM_SW_FAULT);
+    sim_svg_group(s, "class=\"fault\"", "%s", m->tip);
+    if (m->told)
+        fprintf(s->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%d\" "
+                "stroke=\"#455a64\" stroke-width=\"1.2\" stroke-dasharray=\"3 3\"/>\n",
+                x, ty + 10, x, y_guide_end);
+    if (x2 > x + 1)
+        sim_svg_rect(s, x, ty + 4, x2 - x, 4, "fill=\"#455a64\"");
+    fprintf(s->f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>\n",
+            x - 5, ty + 2, x + 5, ty + 2, x, ty + 11, m->told ? "#263238" : "#90a4ae");
+    if (m->told)
+        sim_svg_text(s, x + 7, ty + 12, "small", "start", m->label);
+    sim_svg_end(s);
+}
+
+/* ---- the lock key ------------------------------------------------------------- */
+
+static void key_span(sim_svg *s, const sim_key_span *k, double y)
+{
+    int64_t to = k->to_ns < s->end ? k->to_ns : s->end;
+    int64_t ttl = k->ttl_ns < to ? (k->ttl_ns > k->from_ns ? k->ttl_ns : k->from_ns) : to;
+    double x = sim_svg_x(s, k->from_ns), w = sim_svg_x(s, to) - x;
+    double xt = sim_svg_x(s, ttl), band = y + (SIM_SVG_LANE_H - SIM_SVG_BAND_H) / 2.0;
+    char who[SIM_REPORT_NAME], attrs[160], until[48], since[48], label[48];
+    const char *colour = sim_html_client_colour(k->owner);
+
+    sim_check_client_name(k->owner, who, sizeof(who));
+    if (k->to_ns == INT64_MAX)
+        snprintf(until, sizeof(until), "the end of the run");
+    else
+        snprintf(until, sizeof(until), "%ld ms", sim_report_ms(k->to_ns, s->t0));
+    if (k->ttl_ns == INT64_MAX)
+        snprintf(since, sizeof(since), "never a TTL");
+    else if (ttl > k->from_ns)
+        snprintf(since, sizeof(since), "a TTL from %ld ms", sim_report_ms(ttl, s->t0));
+    else
+        snprintf(since, sizeof(since), "with a TTL");
+    snprintf(attrs, sizeof(attrs), "class=\"key\" data-owner=\"%s\" data-ttl=\"%s\"",
+             who, k->ttl_ns == INT64_MAX ? "no" : "yes");
+    sim_svg_group(s, attrs, "%s's key: %ld ms to %s, %s", who,
+                  sim_report_ms(k->from_ns, s->t0), until, since);
+    snprintf(attrs, sizeof(attrs), "fill=\"%s\" fill-opacity=\"0.85\"", colour);
+    sim_svg_rect(s, x, band, w, SIM_SVG_BAND_H, attrs);
+    if (xt < x + w - 0.5)
+        SIM_SVG_USE(s, SIM_SW_KEY);
+    /* Without a TTL: hatched, for it will never go away by itself. */
+    if (xt > x + 0.5) {
+        SIM_SVG_USE(s, SIM_SW_KEY_NO_TTL);
+        sim_svg_rect(s, x, band, xt - x, SIM_SVG_BAND_H, "fill=\"url(#hatch)\"");
+    }
+    snprintf(label, sizeof(label), k->ttl_ns == INT64_MAX && w >= 90 ? "%s, no TTL"
+             : "%s", who);
+    if (w >= 16)
+        sim_svg_text(s, x + 5, band + SIM_SVG_BAND_H - 6, xt > x + 20 ? "on-hatch"
+                     : "in-bar", "start", label);
+    sim_svg_end(s);
+}
+
+/* The node whose key a span is: 0 for a lock of one server; for one of
+ * several (v8) the history names the node of every key event. */
+static int key_node(const sim_key_span *k)
+{
+    return k->node;
+}
+
+/* One node's key lane at y: whose key it held, and when. */
+static void key_lane(sim_svg *s, int y, int node)
+{
+    char label[32];
+
+    fprintf(s->f, "<g class=\"lane key\" data-node=\"%d\">\n", node);
+    sim_svg_rect(s, SIM_SVG_LABEL_W, y + 2, sim_svg_x(s, s->end) - SIM_SVG_LABEL_W,
+                 SIM_SVG_LANE_H - 4, "class=\"track\" fill=\"#eef1f3\"");
+    snprintf(label, sizeof(label), s->nodes > 1 ? "node %d key" : "lock key", node);
+    sim_svg_text(s, 8, y + 21, "lane-label", "start", label);
+    for (size_t k = 0; k < s->v->n_keys; k++)
+        if (key_node(&s->v->keys[k]) == node)
+            key_span(s, &s->v->keys[k], y);
+    sim_svg_end(s);
+}
+
+/* A key lane per node, from y on. */
+static void key_lanes(sim_svg *s, int y)
+{
+    for (int node = 0; node < s->nodes; node++)
+        key_lane(s, y + node * SIM_SVG_LANE_H, node);
+}
+
+/* ---- the anomalies ------------------------------------------------------------- */
+
+/* The red bands: every moment two or more held the lock, across the
+ * client lanes and the key's. */
+static void overlaps(sim_svg *s, int y_end)
+{
+    for (size_t i = 0; i < s->v->n_overlaps; i++) {
+        const sim_span *o = &s->v->overlaps[i];
+        double x = sim_svg_x(s, o->from_ns), w = sim_svg_x(s, o->to_ns) - x;
+        char attrs[96];
+
+        snprintf(attrs, sizeof(attrs), "class=\"overlap\" data-from=\"%ld\" data-to=\"%ld\"",
+                 sim_report_ms(o->from_ns, s->t0), sim_report_ms(o->to_ns, s->t0));
+        SIM_SVG_USE(s, SIM_SW_OVERLAP);
+        sim_svg_group(s, attrs, "two or more clients held the lock: %ld to %ld ms",
+                      sim_report_ms(o->from_ns, s->t0), sim_report_ms(o->to_ns, s->t0));
+        sim_svg_rect(s, x, s->y_clients, w, y_end - s->y_clients,
+                     "fill=\"#c62828\" fill-opacity=\"0.16\" stroke=\"#c62828\" "
+                     "stroke-width=\"1\"");
+        sim_svg_end(s);
+    }
+}
+
+/* ME episodes: one row each where they would overlap. */
+static int me_rows(const sim_svg *s, int *row)
+{
+    double end[ME_ROWS];
+    int rows = 0;
+
+    for (int r = 0; r < ME_ROWS; r++)
+        end[r] = -1e9;
+    for (size_t i = 0; i < s->v->n_episodes; i++) {
+        const sim_episode *e = &s->v->episodes[i];
+
+        if (e->kind != SIM_ANOM_ME)
+            continue;
+        row[i] = free_row(end, ME_ROWS, sim_svg_x(s, e->me.from_ns) - 2);
+        end[row[i]] = sim_svg_x(s, e->me.to_ns) + 34;
+        if (row[i] + 1 > rows)
+            rows = row[i] + 1;
+    }
+    return rows;
+}
+
+static void me_bar(sim_svg *s, const sim_episode *e, double y)
+{
+    const sim_me_evidence *me = &e->me;
+    double x = sim_svg_x(s, me->from_ns), w = sim_svg_x(s, me->to_ns) - x;
+    char brief[SIM_REPORT_SENTENCE], attrs[128], a[SIM_REPORT_NAME], b[SIM_REPORT_NAME];
+    char pair[2 * SIM_REPORT_NAME + 2];
+
+    sim_report_brief(brief, sizeof(brief), e, s->t0);
+    snprintf(attrs, sizeof(attrs), "class=\"anomaly me\" data-kind=\"ME\" "
+             "data-from=\"%ld\" data-to=\"%ld\"", sim_report_ms(me->from_ns, s->t0),
+             sim_report_ms(me->to_ns, s->t0));
+    SIM_SVG_USE(s, SIM_SW_ME);
+    sim_svg_group(s, attrs, "ME: %s", brief);
+    sim_svg_rect(s, x, y + 2, w, ROW_H - 4, "fill=\"#c62828\" rx=\"3\"");
+    snprintf(pair, sizeof(pair), "%s+%s",
+             sim_report_who(a, sizeof(a), me->a.client, me->a.thread),
+             sim_report_who(b, sizeof(b), me->b.client, me->b.thread));
+    sim_svg_text(s, w >= 36 ? x + 4 : x + w + 3, y + ROW_H - 5,
+                 w >= 36 ? "in-bar" : "small", "start", pair);
+    sim_svg_end(s);
+}
+
+/* MD and DL: a mark at the moment, its kind beside it. */
+static void episode_mark(sim_svg *s, const sim_episode *e, double y)
+{
+    int md = e->kind == SIM_ANOM_MD;
+    int64_t at = md ? e->md.at_ns : e->dl.busy_ns;
+    double x = sim_svg_x(s, at);
+    char brief[SIM_REPORT_SENTENCE], attrs[128];
+
+    sim_report_brief(brief, sizeof(brief), e, s->t0);
+    snprintf(attrs, sizeof(attrs), "class=\"anomaly %s\" data-kind=\"%s\" data-at=\"%ld\"",
+             md ? "md" : "dl", md ? "MD" : "DL", sim_report_ms(at, s->t0));
+    SIM_SVG_USE(s, md ? SIM_SW_MD : SIM_SW_DL);
+    sim_svg_group(s, attrs, "%s: %s", md ? "MD" : "DL", brief);
+    if (md)
+        fprintf(s->f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" "
+                "fill=\"#7b1fa2\"/>\n", x, y + 1, x + 7, y + 9, x, y + 17, x - 7, y + 9);
+    else
+        sim_svg_rect(s, x - 6, y + 3, 12, 12, "fill=\"#212121\"");
+    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", md ? "MD" : "DL");
+    sim_svg_end(s);
+}
+
+/* Two holders with one token: where the fence could not tell them
+ * apart, a mark beside the anomalies (it is the fence's evidence, F). */
+static void clash_mark(sim_svg *s, double y)
+{
+    double x = sim_svg_x(s, s->v->clash.b_ns);
+    char brief[SIM_REPORT_SENTENCE];
+
+    sim_report_clash_brief(brief, sizeof(brief), &s->v->clash, s->t0);
+    SIM_SVG_USE(s, SIM_SW_FENCE);
+    sim_svg_group(s, "class=\"fence\"", "F: %s", brief);
+    sim_svg_fence(s, x, y + 9);
+    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", "F");
+    sim_svg_end(s);
+}
+
+/* The anomalies' lane: MD and DL marks on top, the ME intervals under
+ * them, the stock's numbers last when updates were lost. */
+static void anomaly_lane(sim_svg *s, int y, int rows, const int *row)
+{
+    const sim_verdict *v = s->v;
+    char stock[SIM_REPORT_SENTENCE], line[SIM_REPORT_SENTENCE + 32];
+
+    fputs("<g class=\"lane anomalies\">\n", s->f);
+    sim_svg_text(s, 8, y + 15, "lane-label", "start", "anomalies");
+    if ((v->anomalies & SIM_ANOM_CELLS) == 0)
+        sim_svg_text(s, SIM_SVG_LABEL_W + 4, y + 14, "clean", "start", "none");
+    for (size_t i = 0; i < v->n_episodes; i++) {
+        if (v->episodes[i].kind == SIM_ANOM_ME)
+            me_bar(s, &v->episodes[i], y + ROW_H * (1 + row[i]));
+        else
+            episode_mark(s, &v->episodes[i], y);
+    }
+    if (v->token_clash)
+        clash_mark(s, y);
+    if (v->anomalies & SIM_ANOM_LU) {
+        sim_report_stock(stock, sizeof(stock), v);
+        snprintf(line, sizeof(line), "LU: %s", stock);
+        sim_svg_text(s, SIM_SVG_LABEL_W + 4, y + ROW_H * (1 + rows) + 13, "lu",
+                     "start", line);
+    }
+    sim_svg_end(s);
+}
+
+/* ---- the axes ----------------------------------------------------------------- */
+
+/* A round step in ms that puts labels at least 70 px apart. */
+static long ms_step(const sim_svg *s)
+{
+    static const long steps[] = { 10, 20, 25, 50, 100, 200, 250, 500, 1000,
+                                  2000, 2500, 5000, 10000, 20000, 50000 };
+
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        if ((double)steps[i] * 1e6 * s->px_per_ns >= 70)
+            return steps[i];
+    return 100000;
+}
+
+/* Milliseconds on top, a light line through the lanes at each label. */
+static void ms_axis(sim_svg *s, int y_top, int y_end)
+{
+    long step = ms_step(s), span = sim_report_ms(s->end, s->t0);
+    char label[32];
+
+    fputs("<g class=\"axis ms\">\n", s->f);
+    sim_svg_text(s, 8, y_top + 12, "axis", "start", "time (ms)");
+    for (long t = 0; t <= span; t += step) {
+        double x = sim_svg_x(s, s->t0 + (int64_t)t * 1000000);
+
+        fprintf(s->f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e3e8eb\"/>\n",
+                x, y_top + 16, x, y_end);
+        snprintf(label, sizeof(label), "%ld", t);
+        sim_svg_text(s, x, y_top + 12, "axis", "middle", label);
+    }
+    sim_svg_end(s);
+}
+
+/* Leases at the bottom, a dashed line through the lanes at each. */
+static void lease_axis(sim_svg *s, int y_top, int y)
+{
+    long lease = s->run->info->lease_ms;
+    double per = (double)lease * 1e6 * s->px_per_ns;
+    int every = per >= 40 ? 1 : per >= 16 ? 5 : 10;
+    char label[SIM_DETAIL_LEN + SIM_REPORT_NAME + 4];
+
+    if (lease <= 0)
+        return;
+    fputs("<g class=\"axis leases\">\n", s->f);
+    snprintf(label, sizeof(label), "L = %ld ms", lease);
+    sim_svg_text(s, 8, y + 14, "axis", "start", label);
+    for (long k = 0; (double)k * per <= (double)(s->end - s->t0) * s->px_per_ns; k++) {
+        double x = sim_svg_x(s, s->t0 + (int64_t)k * lease * 1000000);
+
+        fprintf(s->f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#90a4ae\" "
+                "stroke-dasharray=\"2 4\"/>\n", x, y_top, x, y + 2);
+        if (k % every != 0)
+            continue;
+        snprintf(label, sizeof(label), "%ld L", k);
+        sim_svg_text(s, x, y + 14, "axis", "middle", label);
+    }
+    sim_svg_end(s);
+}
+
+/* ---- the picture ------------------------------------------------------------------ */
+
+static void scale(sim_svg *s, const sim_html_run *r)
+{
+    long lease = r->info->lease_ms > 0 ? r->info->lease_ms : SIM_DEFAULT_LEASE_MS;
+    double span_ms, plot;
+
+    s->t0 = r->cell.t0_ns;
+    s->end = r->n > 0 ? r->ev[r->n - 1].t_ns : s->t0;
+    if (s->end <= s->t0)
+        s->end = s->t0 + 1000000;
+    span_ms = (double)(s->end - s->t0) / 1e6;
+    plot = span_ms / (double)lease * PX_PER_LEASE;
+    plot = plot < MIN_PLOT ? MIN_PLOT : plot > MAX_PLOT ? MAX_PLOT : plot;
+    s->px_per_ns = plot / (double)(s->end - s->t0);
+    s->width = SIM_SVG_LABEL_W + (int)plot + RIGHT_PAD;
+    s->lanes = r->info->clients > 0 ? r->info->clients : 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->ev[i].client >= s->lanes)
+            s->lanes = r->ev[i].client + 1;
+}
+
+static void defs(sim_svg *s)
+{
+    fprintf(s->f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"tl timeline\" "
+            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" data-clients=\"%d\" "
+            "data-lease-ms=\"%ld\" data-end-ms=\"%ld\" role=\"img\">\n",
+            s->width, s->height, s->width, s->height, s->lanes,
+            s->run->info->lease_ms, sim_report_ms(s->end, s->t0));
+    fputs("<defs><pattern id=\"hatch\" width=\"8\" height=\"8\" "
+          "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+          "<rect width=\"8\" height=\"8\" fill=\"#fff\" fill-opacity=\"0.55\"/>"
+          "<rect width=\"3\" height=\"8\" fill=\"#263238\" fill-opacity=\"0.75\"/>"
+          "</pattern></defs>\n", s->f);
+}
+
+void sim_html_timeline(FILE *f, const sim_html_run *run)
+{
+    sim_svg s = { .f = f, .run = run, .v = run->cell.verdict, .nodes = 1 };
+    int *row = calloc(s.v->n_episodes + 1, sizeof(*row));
+    marks faults;
+    int rows, y_faults, y_key, y_anom, y_lease;
+
+    if (row == NULL)
+        return;
+    /* A lane per node of a lock of several; one for a verdict that
+     * could not name them. */
+    if (s.v->nodes > 1 && s.v->nodes <= SIM_HISTORY_NODES_MAX)
+        s.nodes = s.v->nodes;
+    scale(&s, run);
+    collect_faults(&s, &faults);
+    rows = me_rows(&s, row);
+    y_faults = 24;
+    s.y_clients = y_faults + faults.rows * ROW_H + 6;
+    y_key = s.y_clients + s.lanes * SIM_SVG_LANE_H + 6;
+    y_anom = y_key + s.nodes * SIM_SVG_LANE_H + 8;
+    y_lease = y_anom + ROW_H * (1 + rows + ((s.v->anomalies & SIM_ANOM_LU) != 0)) + 6;
+    s.height = y_lease + 24;
+    defs(&s);
+    ms_axis(&s, 4, y_lease);
+    lease_axis(&s, s.y_clients, y_lease);
+    for (size_t i = 0; i < faults.n; i++)
+        draw_fault(&s, &faults.m[i], y_faults, y_anom - 8);
+    sim_svg_client_lanes(&s);
+    key_lanes(&s, y_key);
+    overlaps(&s, y_anom - 8);
+    anomaly_lane(&s, y_anom, rows, row);
+    fputs("</svg>\n", f);
+    sim_svg_legend(&s);
+    free(faults.m);
+    free(row);
+}

@@ -1,0 +1,68 @@
+/* html_svg: what the timeline's two files share; nothing else includes
+ * it. html_svg.c lays the picture out and draws the axes, the faults,
+ * the key and the anomalies; html_lanes.c draws the client lanes from
+ * the history; html_legend.c the legend. */
+#ifndef SIM_HTML_SVG_H
+#define SIM_HTML_SVG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "html_internal.h"
+
+#define SIM_SVG_LABEL_W 130 /* the lanes' names, left of the drawing */
+#define SIM_SVG_LANE_H 36   /* a client's or the key's lane */
+#define SIM_SVG_BAND_H 24   /* a band inside a lane: holding, a key */
+
+/* The symbols a timeline may draw. Each drawing marks those it used,
+ * and the legend under the picture explains those. */
+enum { SIM_SW_WAIT, SIM_SW_HOLD, SIM_SW_CS, SIM_SW_RELEASE, SIM_SW_NOT_OWNER,
+       SIM_SW_ERROR, SIM_SW_PAUSE, SIM_SW_KILLED, SIM_SW_GAVE_UP, SIM_SW_SALE,
+       SIM_SW_TOKEN, SIM_SW_KEY, SIM_SW_KEY_NO_TTL, SIM_SW_FAULT, SIM_SW_OVERLAP,
+       SIM_SW_FENCE, SIM_SW_ME, SIM_SW_MD, SIM_SW_DL, SIM_SW_COUNT };
+
+#define SIM_SVG_USE(s, sw) ((s)->used |= 1u << (sw))
+
+/* The picture being drawn. */
+typedef struct sim_svg {
+    FILE *f;
+    const sim_html_run *run;
+    const sim_verdict *v;
+    int64_t t0, end;       /* the span drawn, ns */
+    double px_per_ns;
+    int width, height;     /* the whole picture */
+    int lanes;             /* client lanes */
+    int nodes;             /* key lanes: the Redis nodes that hold the key */
+    int y_clients;         /* the first client lane's top */
+    unsigned used;         /* 1 << SIM_SW_*: the symbols drawn */
+} sim_svg;
+
+/* Where time t is drawn (t clamped to the span). */
+double sim_svg_x(const sim_svg *s, int64_t t);
+
+/* A rectangle with its attributes; w is widened to stay visible. */
+void sim_svg_rect(sim_svg *s, double x, double y, double w, double h,
+                  const char *attrs);
+
+/* A group of shapes that mean one thing: attrs (its class and data-),
+ * and a tooltip (fmt NULL: none) that the browser shows on hover. Ended
+ * by sim_svg_end. */
+void sim_svg_group(sim_svg *s, const char *attrs, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void sim_svg_end(sim_svg *s);
+
+/* A label, HTML-escaped; cls a class of the page's style. */
+void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
+                  const char *anchor, const char *words);
+
+/* The fence's mark (F): a refused write, a token two holders shared. */
+void sim_svg_fence(sim_svg *s, double cx, double cy);
+
+/* html_legend.c: the legend of the symbols drawn, as HTML, after the
+ * picture. */
+void sim_svg_legend(sim_svg *s);
+
+/* html_lanes.c: every client lane, from the history, at y_clients. */
+void sim_svg_client_lanes(sim_svg *s);
+
+#endif

@@ -1,0 +1,331 @@
+/* test_html: the report's web pages, written from hand-written histories
+ * (story.h) and from folders the test makes, read back as text: data is
+ * escaped, the timeline draws the history, the READMEs' Markdown and the
+ * stage diffs come out as HTML, every row of the matrix has its story.
+ * No Redis and no browser (make report-test loads the real site in
+ * one). */
+#define _GNU_SOURCE
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "html.h"
+#include "scenarios.h"
+#include "stage.h"
+#include "story.h"
+
+static char tmp[] = "/tmp/lockstep-html.XXXXXX";
+static char *text;       /* the last file read */
+
+static void make_tmp(void)
+{
+    strcpy(tmp, "/tmp/lockstep-html.XXXXXX");
+    ck_assert_msg(mkdtemp(tmp) != NULL, "cannot make a temp folder");
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_tmp(void)
+{
+    nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(text);
+    text = NULL;
+}
+
+static void put(const char *dir, const char *name, const char *content)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    ck_assert_msg((f = fopen(path, "w")) != NULL, "cannot write %s", path);
+    fputs(content, f);
+    fclose(f);
+}
+
+static void read_back(const char *fmt, const char *name)
+{
+    char path[512];
+    FILE *f;
+    size_t len = 0;
+
+    snprintf(path, sizeof(path), fmt, tmp, name);
+    free(text);
+    text = NULL;
+    ck_assert_msg((f = fopen(path, "r")) != NULL, "%s was not written", path);
+    ck_assert(getdelim(&text, &len, '\0', f) > 0);
+    fclose(f);
+}
+
+static void has(const char *want)
+{
+    ck_assert_msg(strstr(text, want) != NULL, "the page lacks \"%s\"", want);
+}
+
+static void lacks(const char *unwanted)
+{
+    ck_assert_msg(strstr(text, unwanted) == NULL, "the page has \"%s\"; expected "
+                  "it escaped or gone", unwanted);
+}
+
+static size_t count(const char *what)
+{
+    size_t n = 0;
+
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* v3's slow holder: B takes the expired lock, A's late DEL deletes it,
+ * C walks in beside B; 3 sales, 1 left of 10... and a failpoint whose
+ * name is markup. */
+static void slow_holder_story(void)
+{
+    begin();
+    stock(SIM_EV_STOCK_INITIAL, 0, 10);
+    takes(0, A, 1);
+    record(50, A, 0, SIM_EV_FAILPOINT, 0, "x=<script>alert(1)</script>");
+    wants(100, B);
+    key(300, "expired");
+    key(311, "set");
+    key(311, "expire");
+    gets(312, B);
+    sells(800, A, 9);
+    gives_back(900, A);
+    takes(950, C, 1);
+    sells(1000, B, 9);
+    sells(1100, C, 8);
+    stock(SIM_EV_STOCK_FINAL, 1300, 8);
+    check();
+}
+
+/* The lines of the verdict the terminal prints for a run: each starts
+ * two blanks in, a line it continues deeper. */
+static size_t terminal_lines(const sim_html_run *r)
+{
+    char *out = NULL;
+    size_t len = 0, n = 0;
+    FILE *f = open_memstream(&out, &len);
+
+    ck_assert(f != NULL);
+    sim_report_verdict(f, r->cell.verdict, r->ev, r->n, r->cell.t0_ns);
+    fclose(f);
+    for (const char *p = out; *p != '\0'; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
+        n += strncmp(p, "  ", 2) == 0 && p[2] != ' ';
+    free(out);
+    return n;
+}
+
+START_TEST(test_html_run_page_draws_the_history)
+{
+    sim_run_info info = { "v3-set-nx-px", "slow-holder",
+                          "a <b>bold</b> & \"quoted\" claim", "", 300, 7, 3, 1 };
+    sim_html_run run;
+    sim_verdict again;
+    sim_run_info back;
+    sim_event *ev;
+    char path[512], why[256];
+    size_t n;
+
+    slow_holder_story();
+    run = (sim_html_run){ { info.scenario, 3, v.anomalies, v.anomalies, 0, &v, 0 },
+                          &info, s.ev, s.n };
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back("%s/%s", "v3-slow-holder.html");
+    ck_assert_msg(count("<g class=\"lane client\"") == 3 && strstr(text, "data-clients=\"3\""),
+                  "the timeline draws %zu client lanes; the run has 3",
+                  count("<g class=\"lane client\""));
+    has("data-kind=\"ME\" data-from=\"312\" data-to=\"900\"");
+    has("data-kind=\"MD\" data-at=\"901\"");
+    has("clients A and B both held the lock in [312 ms, 900 ms]");
+    has("<li class=\"bad\" data-kind=\"ME\" data-at=\"952\"><strong>mutual exclusion "
+        "lost</strong>: clients B and C both held the lock in [952 ms, 1300 ms]</li>");
+    ck_assert_msg(count("<li class=") == terminal_lines(&run),
+                  "the page tells %zu lines of the verdict; the terminal prints %zu",
+                  count("<li class="), terminal_lines(&run));
+    has("a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; claim");
+    lacks("<b>bold");
+    has("x=&lt;script&gt;alert(1)&lt;/script&gt;");
+    lacks("<script");
+    lacks("../index.html");  /* a page alone links to nothing but its history */
+    snprintf(path, sizeof(path), "%s/v3-slow-holder.jsonl", tmp);
+    ev = sim_history_load_run(path, &back, &n, why, sizeof(why));
+    ck_assert_msg(ev != NULL, "the run's history cannot be read again: %s", why);
+    sim_check_run(&back, ev, n, &again);
+    ck_assert_msg(again.anomalies == v.anomalies,
+                  "the saved history judges as %#x; the run was %#x",
+                  again.anomalies, v.anomalies);
+    sim_verdict_free(&again);
+    free(ev);
+}
+END_TEST
+
+/* make diff of the repository, in the test's own: its script and awk
+ * files linked, a table of parts that cuts no stage. */
+static void link_make_diff(const char *src)
+{
+    static const char *const files[] = { "stagediff.sh", "stagediff_side.awk",
+                                         "stagediff_units.awk", "stagediff_parts.awk" };
+    char dir[512], from[512], to[600];
+
+    snprintf(dir, sizeof(dir), "%s/tests", src);
+    ck_assert(mkdir(dir, 0755) == 0);
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(from, sizeof(from), "%s/tests/%s", SRCDIR, files[i]);
+        snprintf(to, sizeof(to), "%s/%s", dir, files[i]);
+        ck_assert_msg(symlink(from, to) == 0, "cannot link %s to %s", to, from);
+    }
+    put(dir, "stagediff.parts", "# no stage in parts\n");
+}
+
+/* A repository of the test's own in tmp/src: a README with one story,
+ * and every stage of the list with a README and a lock.c that differs
+ * from its base's in one line (stage 2's README in the Markdown the
+ * stages use); lock.h the same everywhere; make diff. */
+static void make_src(void)
+{
+    static const char *const crafted =
+        "# v2-expire: a crafted stage\n\nGoal: *one* idea.\n\n## What changed\n\n"
+        "- one item\n  continued here\n- two `a|b` <tag> **bold**\n\n"
+        "| col | `x|y` |\n|---|---|\n| 1 | 2 |\n\n"
+        "```diff\n-old line\n+new line\n```\n\n"
+        "See [v1](../v1-setnx/README.md), [lock.c](lock.c) and "
+        "[the web](https://example.org/x).\n";
+    char src[256], dir[512], readme[256], lock[64];
+
+    snprintf(src, sizeof(src), "%s/src", tmp);
+    ck_assert(mkdir(src, 0755) == 0);
+    put(src, "README.md", "## The fault matrix\n\n- **baseline.** A story with\n"
+        "  `code` in it.\n- **other.** Not this one.\n");
+    for (int st = 1; st <= SIM_STAGES; st++) {
+        snprintf(dir, sizeof(dir), "%s/%s", src, sim_stage_name(st));
+        ck_assert(mkdir(dir, 0755) == 0);
+        snprintf(readme, sizeof(readme), "# %s: a stage\n\nText.\n", sim_stage_name(st));
+        put(dir, "README.md", st == 2 ? crafted : readme);
+        snprintf(lock, sizeof(lock), "int a;\nint b%d;\nint c;\n", st);
+        put(dir, "lock.c", lock);
+        put(dir, "lock.h", "int lock(void);\n");
+    }
+    link_make_diff(src);
+}
+
+START_TEST(test_html_stage_pages_render_markdown_and_diff)
+{
+    sim_run_info info = { "v1-setnx", "baseline", "no faults", "", 300, 1, 1, 1 };
+    sim_html_about about = { 300, 1, 6, 0, "redis-server v=<7>", "abc", 1.5 };
+    sim_html_run run;
+    char site[256], src[256], why[256];
+
+    make_src();
+    begin();
+    takes(0, A, 1);
+    gives_back(100, A);
+    check();
+    run = (sim_html_run){ { "baseline", 1, v.anomalies, 0, 0, &v, 0 }, &info, s.ev, s.n };
+    snprintf(site, sizeof(site), "%s/site", tmp);
+    snprintf(src, sizeof(src), "%s/src", tmp);
+    ck_assert_msg(sim_html_site(site, src, &about, &run, 1, why, sizeof(why)) == 0,
+                  "the site was not written: %s", why);
+    read_back("%s/site/stages/%s.html", "v2-expire");
+    has("<h1 id=\"v2-expire-a-crafted-stage\">v2-expire: a crafted stage</h1>");
+    has("<em>one</em>");
+    has("<li>one item\ncontinued here</li>");
+    has("<code>a|b</code> &lt;tag&gt; <strong>bold</strong>");
+    has("<tr><th>col</th><th><code>x|y</code></th></tr>\n<tr><td>1</td><td>2</td></tr>");
+    has("<span class=\"del\">-old line</span>");
+    has("<span class=\"add\">+new line</span>");
+    has("<a href=\"v1-setnx.html\">v1</a>");
+    has("<a href=\"https://example.org/x\">the web</a>");
+    lacks("href=\"lock.c\"");
+    /* The diff against its base, as make diff shows it: the changed
+     * line, its changed part; no table for the file that did not change. */
+    has("<th colspan=\"2\">v1-setnx/lock.c</th><th colspan=\"2\">v2-expire/lock.c</th>");
+    has("int b<span class=\"chg\">1</span>;");
+    has("int b<span class=\"chg\">2</span>;");
+    lacks("v2-expire/lock.h");
+    read_back("%s/site/stages/%s.html", "v1-setnx");
+    has("built on no other");
+    read_back("%s/site/%s", "index.html");
+    has("A story with\n  <code>code</code> in it.");
+    lacks("Not this one");
+    has("redis-server v=&lt;7&gt;");
+    has("data-matched=\"1\" data-cells=\"1\"");
+}
+END_TEST
+
+/* The matrix page of the real repository: every scenario of the table
+ * finds its story in the README's matrix section. */
+START_TEST(test_html_readme_tells_every_row)
+{
+    sim_html_about about = { 300, 1, 6, 0, "", "", 1 };
+    sim_run_info info[64];
+    sim_html_run runs[64];
+    char site[256], why[256], row[128];
+    size_t n = sim_scenario_count();
+
+    ck_assert(n <= 64);
+    begin();
+    takes(0, A, 1);
+    gives_back(100, A);
+    check();
+    for (size_t i = 0; i < n; i++) {
+        const sim_scenario *sc = sim_scenario_at(i);
+
+        info[i] = (sim_run_info){ "v1-setnx", "", "", "", 300, 1, 1, 1 };
+        snprintf(info[i].scenario, sizeof(info[i].scenario), "%s", sc->name);
+        snprintf(info[i].what, sizeof(info[i].what), "%s", sc->shows);
+        runs[i] = (sim_html_run){ { sc->name, 1, v.anomalies, 0, 0, &v, 0 }, &info[i],
+                                  s.ev, s.n };
+    }
+    snprintf(site, sizeof(site), "%s/site", tmp);
+    ck_assert_msg(sim_html_site(site, SRCDIR, &about, runs, n, why, sizeof(why)) == 0,
+                  "the site was not written: %s", why);
+    read_back("%s/site/%s", "index.html");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(row, sizeof(row), "id=\"row-%s\"", sim_scenario_at(i)->name);
+        has(row);
+    }
+    ck_assert_msg(strstr(text, "no-story") == NULL, "README.md's matrix section tells "
+                  "no story of a row: %.160s", strstr(text, "no-story"));
+    /* The stages' diffs are make diff's: v4's SET with its token whole,
+     * v6's in the parts make diff cuts it into, each a slice of its own. */
+    read_back("%s/site/stages/%s.html", "v4-owner-check");
+    has("token</span>, l-&gt;cfg.lease_ms);</td>");
+    read_back("%s/site/stages/%s.html", "v6-reentrant-watchdog");
+    has("Part 1 of 4: hold counts in a hash");
+    has("Part 2 of 4: the watchdog");
+    has("Part 3 of 4: no polling");
+    has("Part 4 of 4: speed only");
+    ck_assert_msg(count("<table class=\"diff changes\">") >= 4,
+                  "v6's page shows %zu slices of its diff; expected one per part at least",
+                  count("<table class=\"diff changes\">"));
+}
+END_TEST
+
+Suite *html_suite(void)
+{
+    Suite *suite = suite_create("html");
+    TCase *pages = tcase_create("pages");
+
+    tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
+    tcase_add_test(pages, test_html_run_page_draws_the_history);
+    tcase_add_test(pages, test_html_stage_pages_render_markdown_and_diff);
+    tcase_add_test(pages, test_html_readme_tells_every_row);
+    /* A stage page runs make diff, v6's once per part: a few seconds on
+     * a busy machine, more under a sanitizer. */
+    tcase_set_timeout(pages, 60);
+    suite_add_tcase(suite, pages);
+    return suite;
+}

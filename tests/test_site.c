@@ -1,0 +1,350 @@
+/* test_site: the report's web site, as a browser rendered it (the facts
+ * run_site.c gathered), against the histories saved next to its run
+ * pages, judged again by the checker. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "history.h"
+#include "scenarios.h"
+#include "site.h"
+#include "stage.h"
+
+#define MIN_CHANGED 0.02  /* a screenshot with fewer pixels off its first is blank */
+
+static long ms(int64_t t_ns)
+{
+    return (long)(t_ns / 1000000); /* a saved history starts at 0 */
+}
+
+/* A run's saved history, judged again; 0, or -1 when it cannot be read. */
+static int judge(const char *page, sim_run_info *info, sim_verdict *v, int *unreachable)
+{
+    char path[PATH_MAX], why[512];
+    size_t n, len = strlen(page);
+    sim_event *ev;
+
+    snprintf(path, sizeof(path), "%s/%.*s.jsonl", the_site.dir, (int)(len - 5), page);
+    if ((ev = sim_history_load_run(path, info, &n, why, sizeof(why))) == NULL) {
+        ck_abort_msg("the history of %s cannot be read: %s", page, why);
+        return -1;
+    }
+    sim_check_run(info, ev, n, v);
+    *unreachable = info->failpoint[0] != '\0' &&
+                   !sim_check_failpoint_fired(ev, n, info->failpoint);
+    free(ev);
+    return 0;
+}
+
+static const site_fact *one(const char *kind, const char *page)
+{
+    size_t at = 0;
+
+    return site_next(kind, page, &at);
+}
+
+/* ---- every page ------------------------------------------------------------------- */
+
+START_TEST(test_site_every_page_loaded)
+{
+    ck_assert_msg(one("done", NULL) != NULL,
+                  "the test's page never finished: the facts end before their last line");
+    for (size_t i = 0; i < the_site.n_pages; i++) {
+        const char *p = the_site.pages[i];
+        const site_fact *s = one("scripts", p);
+
+        ck_assert_msg(one("failed", p) == NULL && one("page", p) != NULL,
+                      "%s did not load in the browser", p);
+        ck_assert_msg(s != NULL && strcmp(s->f[2], "0") == 0,
+                      "%s has %s script elements; expected none: the site is static", p,
+                      s != NULL ? s->f[2] : "?");
+    }
+}
+END_TEST
+
+START_TEST(test_site_no_console_errors)
+{
+    const char *at = the_site.log != NULL ? strstr(the_site.log, ":CONSOLE") : NULL;
+
+    ck_assert_msg(the_site.log != NULL, "the browser wrote no log");
+    ck_assert_msg(at == NULL, "the browser's console said: %.*s; expected nothing",
+                  (int)strcspn(at != NULL ? at : "", "\n"), at != NULL ? at : "");
+}
+END_TEST
+
+/* The file a file:// link points to, %-decoded, without its #anchor. */
+static void link_path(const char *url, char *out, size_t len)
+{
+    size_t o = 0;
+
+    url += strlen("file://");
+    for (; *url && *url != '#' && *url != '?' && o + 1 < len; url++) {
+        unsigned int c;
+
+        if (url[0] == '%' && sscanf(url + 1, "%2x", &c) == 1) {
+            out[o++] = (char)c;
+            url += 2;
+        } else {
+            out[o++] = *url;
+        }
+    }
+    out[o] = '\0';
+}
+
+START_TEST(test_site_links_resolve)
+{
+    char abs[PATH_MAX], path[PATH_MAX];
+    int *linked = calloc(the_site.n_pages + 1, sizeof(*linked));
+    const site_fact *l;
+    size_t at = 0;
+
+    ck_assert(realpath(the_site.dir, abs) != NULL && linked != NULL);
+    while ((l = site_next("link", NULL, &at)) != NULL) {
+        ck_assert_msg(strncmp(l->f[3], "file://", 7) == 0,
+                      "%s links to %s; expected only files of the site (no network)",
+                      l->f[1], l->f[3]);
+        link_path(l->f[3], path, sizeof(path));
+        ck_assert_msg(access(path, R_OK) == 0, "%s links to %s, which does not exist",
+                      l->f[1], l->f[2]);
+        ck_assert_msg(strncmp(path, abs, strlen(abs)) == 0,
+                      "%s links to %s, outside the site %s", l->f[1], path, abs);
+        for (size_t i = 0; i < the_site.n_pages; i++)
+            if (strcmp(path + strlen(abs) + 1, the_site.pages[i]) == 0 &&
+                strcmp(l->f[1], the_site.pages[i]) != 0)
+                linked[i] = 1;
+    }
+    for (size_t i = 1; i < the_site.n_pages; i++)
+        ck_assert_msg(linked[i], "no other page links to %s", the_site.pages[i]);
+    free(linked);
+}
+END_TEST
+
+/* ---- the matrix ----------------------------------------------------------------------- */
+
+static void check_cell(const sim_scenario *s, int stage)
+{
+    char page[PATH_MAX], want[32], num[16];
+    const site_fact *c, *c2, *f;
+    size_t at = 0;
+    sim_run_info info;
+    sim_verdict v;
+    unsigned seen;
+    int unreachable;
+
+    snprintf(num, sizeof(num), "%d", stage);
+    for (c = NULL; (f = site_next("cell", "index.html", &at)) != NULL;)
+        if (strcmp(f->f[2], num) == 0 && strcmp(f->f[3], s->name) == 0) {
+            c2 = c;
+            c = f;
+            ck_assert_msg(c2 == NULL, "the matrix has two cells for v%d %s", stage, s->name);
+        }
+    ck_assert_msg(c != NULL, "the matrix has no cell for v%d %s", stage, s->name);
+    snprintf(page, sizeof(page), "runs/v%d-%s.html", stage, s->name);
+    if (judge(page, &info, &v, &unreachable) != 0)
+        return;
+    seen = v.anomalies & SIM_ANOM_CELLS;
+    sim_anomaly_format(seen, want, sizeof(want));
+    if (seen == 0 && unreachable)
+        snprintf(want, sizeof(want), "(-)");
+    ck_assert_msg(strcmp(c->f[4], want) == 0,
+                  "the matrix shows \"%s\" for v%d %s; its saved history says \"%s\"",
+                  c->f[4], stage, s->name, want);
+    ck_assert_msg(atoi(c->f[5]) == (seen != (sim_scenario_expected(s, stage) & SIM_ANOM_CELLS)),
+                  "v%d %s is %smarked as differing from the answer key (%s), wrongly",
+                  stage, s->name, atoi(c->f[5]) ? "" : "not ", sim_scenario_key(s, stage));
+    ck_assert_msg(atoi(c->f[6]) > 40 && atoi(c->f[7]) > 20,
+                  "the cell of v%d %s is drawn %sx%s px; expected a cell one can read",
+                  stage, s->name, c->f[6], c->f[7]);
+    ck_assert_msg(seen == 0 || c->f[8][0] != '\0',
+                  "the cell of v%d %s shows \"%s\" but no evidence on hover",
+                  stage, s->name, want);
+    sim_verdict_free(&v);
+}
+
+START_TEST(test_site_matrix_cells)
+{
+    size_t at = 0, cells = 0;
+
+    for (size_t i = 0; i < sim_scenario_count(); i++)
+        for (int stage = 1; stage <= SIM_STAGES; stage++)
+            check_cell(sim_scenario_at(i), stage);
+    while (site_next("cell", "index.html", &at) != NULL)
+        cells++;
+    ck_assert_msg(cells == sim_scenario_count() * SIM_STAGES,
+                  "the matrix has %zu cells; expected %zu scenarios x %d stages",
+                  cells, sim_scenario_count(), SIM_STAGES);
+}
+END_TEST
+
+/* ---- the runs ------------------------------------------------------------------------- */
+
+/* An anomaly fact of the page: kind, and from/to or at in ms. */
+static int drawn(const char *page, const char *kind, long from, long to, long at_ms)
+{
+    const site_fact *a;
+    size_t at = 0;
+
+    while ((a = site_next("anomaly", page, &at)) != NULL) {
+        if (strcmp(a->f[2], kind) != 0 || atoi(a->f[6]) <= 0)
+            continue;
+        if (at_ms >= 0 ? atol(a->f[5]) == at_ms
+                       : atol(a->f[3]) == from && atol(a->f[4]) == to)
+            return 1;
+    }
+    return 0;
+}
+
+/* Each episode of the history's verdict, drawn; as many as there are. */
+static void check_episodes(const char *page, const sim_verdict *v)
+{
+    size_t at = 0, n = 0;
+
+    for (size_t i = 0; i < v->n_episodes; i++) {
+        const sim_episode *e = &v->episodes[i];
+
+        if (e->kind == SIM_ANOM_ME)
+            ck_assert_msg(drawn(page, "ME", ms(e->me.from_ns), ms(e->me.to_ns), -1),
+                          "%s does not draw the overlap [%ld ms, %ld ms] its history has",
+                          page, ms(e->me.from_ns), ms(e->me.to_ns));
+        else
+            ck_assert_msg(drawn(page, sim_anomaly_name(e->kind), 0, 0,
+                                ms(e->kind == SIM_ANOM_MD ? e->md.at_ns : e->dl.busy_ns)),
+                          "%s does not draw the %s its history has", page,
+                          sim_anomaly_name(e->kind));
+    }
+    while (site_next("anomaly", page, &at) != NULL)
+        n++;
+    ck_assert_msg(n == v->n_episodes, "%s draws %zu episodes; its history has %zu",
+                  page, n, v->n_episodes);
+}
+
+/* Every interval a sentence of the page names, "[790 ms, 938 ms]", is
+ * drawn as an ME interval. */
+static void check_sentences(const char *page)
+{
+    const site_fact *s;
+    size_t at = 0, told = 0;
+
+    while ((s = site_next("verdict", page, &at)) != NULL) {
+        told++;
+        for (const char *p = s->f[2]; (p = strchr(p, '[')) != NULL; p++) {
+            long from, to;
+
+            if (sscanf(p, "[%ld ms, %ld ms]", &from, &to) == 2)
+                ck_assert_msg(drawn(page, "ME", from, to, -1),
+                              "%s says \"%.40s\" but draws no such interval", page, p);
+        }
+    }
+    ck_assert_msg(told > 0, "%s tells no verdict", page);
+}
+
+static void check_run(const char *page)
+{
+    const site_fact *svg = one("svg", page), *l;
+    size_t at = 0, lanes = 0;
+    sim_run_info info;
+    sim_verdict v;
+    int unreachable;
+
+    ck_assert_msg(svg != NULL, "%s has no timeline", page);
+    ck_assert_msg(atoi(svg->f[3]) > 400 && atoi(svg->f[4]) > 150,
+                  "%s's timeline is drawn %sx%s px; expected a picture", page,
+                  svg->f[3], svg->f[4]);
+    if (judge(page, &info, &v, &unreachable) != 0)
+        return;
+    while ((l = site_next("lane", page, &at)) != NULL) {
+        lanes++;
+        ck_assert_msg(atoi(l->f[3]) > 100 && atoi(l->f[4]) > 10,
+                      "%s: client %s's lane is drawn %sx%s px", page, l->f[2],
+                      l->f[3], l->f[4]);
+    }
+    ck_assert_msg(lanes == (size_t)info.clients && atoi(svg->f[2]) == info.clients,
+                  "%s draws %zu client lanes; its history has %d clients", page,
+                  lanes, info.clients);
+    ck_assert_msg(one("keylane", page) != NULL, "%s has no lane for the lock key", page);
+    check_episodes(page, &v);
+    check_sentences(page);
+    sim_verdict_free(&v);
+}
+
+START_TEST(test_site_run_timelines)
+{
+    size_t runs = 0;
+
+    for (size_t i = 0; i < the_site.n_pages; i++)
+        if (strncmp(the_site.pages[i], "runs/", 5) == 0) {
+            check_run(the_site.pages[i]);
+            runs++;
+        }
+    ck_assert_msg(runs == sim_scenario_count() * SIM_STAGES,
+                  "the site has %zu run pages; expected one per cell, %zu", runs,
+                  sim_scenario_count() * SIM_STAGES);
+}
+END_TEST
+
+/* ---- the stages and the screenshots --------------------------------------------------- */
+
+START_TEST(test_site_stage_pages)
+{
+    for (int s = 1; s <= SIM_STAGES; s++) {
+        const sim_stage *st = sim_stage_get(s);
+        char page[PATH_MAX];
+        const site_fact *h, *d;
+
+        snprintf(page, sizeof(page), "stages/%s.html", st->dir);
+        h = one("readme", page);
+        ck_assert_msg(h != NULL && strncmp(h->f[2], st->dir, strlen(st->dir)) == 0,
+                      "%s does not show %s's README", page, st->dir);
+        d = one("diff", page);
+        if (st->base != 0)
+            ck_assert_msg(d != NULL && atoi(d->f[2]) > 0,
+                          "%s shows no changed line against %s", page,
+                          sim_stage_name(st->base));
+    }
+}
+END_TEST
+
+START_TEST(test_site_screenshots_not_blank)
+{
+    static const char *const shots[] = { "matrix.png", "run.png" };
+
+    for (size_t i = 0; i < 2; i++) {
+        const site_fact *p = one("png", shots[i]);
+        double changed;
+
+        ck_assert_msg(p != NULL, "no screenshot %s was read", shots[i]);
+        ck_assert_msg(atoi(p->f[2]) == SITE_SHOT_W && atoi(p->f[3]) == SITE_SHOT_H,
+                      "%s/%s is %sx%s px; expected %dx%d", the_site.dir, shots[i],
+                      p->f[2], p->f[3], SITE_SHOT_W, SITE_SHOT_H);
+        changed = atof(p->f[4]) / ((double)SITE_SHOT_W * SITE_SHOT_H);
+        ck_assert_msg(changed >= MIN_CHANGED,
+                      "%s/%s is blank: %.1f%% of its pixels differ from the first; "
+                      "expected at least %.0f%%", the_site.dir, shots[i], changed * 100,
+                      MIN_CHANGED * 100);
+    }
+}
+END_TEST
+
+Suite *site_suite(void)
+{
+    Suite *s = suite_create("site");
+    TCase *pages = tcase_create("pages"), *content = tcase_create("content");
+
+    tcase_add_test(pages, test_site_every_page_loaded);
+    tcase_add_test(pages, test_site_no_console_errors);
+    tcase_add_test(pages, test_site_links_resolve);
+    tcase_add_test(pages, test_site_screenshots_not_blank);
+    tcase_add_test(content, test_site_matrix_cells);
+    tcase_add_test(content, test_site_run_timelines);
+    tcase_add_test(content, test_site_stage_pages);
+    /* Reading 54 histories again takes a moment under a sanitizer. */
+    tcase_set_timeout(content, 60);
+    suite_add_tcase(s, pages);
+    suite_add_tcase(s, content);
+    return s;
+}
