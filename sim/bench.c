@@ -86,7 +86,7 @@ static int pin(sim_bench *b, char *errstr, size_t len)
 {
     cpu_set_t all, servers, clients;
     char s[48], c[48];
-    int cpu, first = -1;
+    int cpu, first = -1, i;
 
     if (sched_getaffinity(0, sizeof(all), &all) != 0)
         return sim_error(errstr, len, "sched_getaffinity: %s", strerror(errno));
@@ -102,15 +102,18 @@ static int pin(sim_bench *b, char *errstr, size_t len)
         first = CPU_ISSET(cpu, &all) ? cpu : -1;
     CPU_SET(first, &servers);
     CPU_CLR(first, &clients);
-    if (pin_process(b->cl.primary.pid, &servers, errstr, len) != 0 ||
-        pin_process(b->cl.resource.pid, &servers, errstr, len) != 0)
+    for (i = 0; i < b->cl.nodes; i++) {
+        if (pin_process(b->cl.node[i].pid, &servers, errstr, len) != 0)
+            return -1;
+    }
+    if (pin_process(b->cl.resource.pid, &servers, errstr, len) != 0)
         return -1;
     if (sched_setaffinity(0, sizeof(clients), &clients) != 0)
         return sim_error(errstr, len, "pin the bench: %s", strerror(errno));
     cpus_text(&servers, s, sizeof(s));
     cpus_text(&clients, c, sizeof(c));
     snprintf(b->pinning, sizeof(b->pinning),
-             "both servers pinned to CPU %s; the bench and its clients to CPU %s", s, c);
+             "the servers pinned to CPU %s; the bench and its clients to CPU %s", s, c);
     return 0;
 }
 
@@ -199,10 +202,23 @@ static int find_build_dir(sim_bench *b, char *errstr, size_t len)
     return 0;
 }
 
+/* As many nodes as the measured stage that talks to the most. */
+static int nodes_needed(const sim_bench *b)
+{
+    int s, n = 1;
+
+    for (s = 1; s <= SIM_STAGES; s++) {
+        if (sim_bench_wanted(b, s) && sim_stage_get(s)->masters > n)
+            n = sim_stage_get(s)->masters;
+    }
+    return n;
+}
+
 static int setup(sim_bench *b, char *errstr, size_t len)
 {
     time_t now = time(NULL);
     char field[32];
+    int i;
 
     strftime(b->date, sizeof(b->date), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
     /* Other work on the machine slows every figure: the header says how
@@ -210,12 +226,16 @@ static int setup(sim_bench *b, char *errstr, size_t len)
     if (getloadavg(b->load, 3) != 3)
         b->load[0] = -1;
     if (find_build_dir(b, errstr, len) != 0 ||
-        sim_cluster_start(&b->cl, SIM_CLUSTER_RESOURCE, errstr, len) != 0 ||
+        sim_cluster_start(&b->cl, nodes_needed(b), SIM_CLUSTER_RESOURCE, errstr, len) != 0 ||
         pin(b, errstr, len) != 0 ||
-        (b->adm = sim_bench_connect(&b->cl.primary, errstr, len)) == NULL ||
-        (b->res = sim_bench_connect(&b->cl.resource, errstr, len)) == NULL ||
-        sim_server_info_field(b->adm, "server", "redis_version", field,
-                               sizeof(field), errstr, len) != 0)
+        (b->res = sim_bench_connect(&b->cl.resource, errstr, len)) == NULL)
+        return -1;
+    for (i = 0; i < b->cl.nodes; i++) {
+        if ((b->adm[i] = sim_bench_connect(&b->cl.node[i], errstr, len)) == NULL)
+            return -1;
+    }
+    if (sim_server_info_field(b->adm[0], "server", "redis_version", field,
+                              sizeof(field), errstr, len) != 0)
         return -1;
     snprintf(b->redis_version, sizeof(b->redis_version), "%s", field);
     return 0;
@@ -225,9 +245,12 @@ static void teardown(sim_bench *b)
 {
     int r, s;
 
-    redisFree(b->adm);
+    for (r = 0; r < SIM_NODES_MAX; r++) {
+        redisFree(b->adm[r]);
+        b->adm[r] = NULL;
+    }
     redisFree(b->res);
-    b->adm = b->res = NULL;
+    b->res = NULL;
     sim_cluster_stop(&b->cl);
     for (r = 0; r < b->runs; r++) {
         for (s = 0; s < SIM_STAGES; s++)

@@ -16,7 +16,11 @@
  *                are what the client sent: the stage's round trips.
  *   uncontended  those top-level commands replayed raw on one hiredis
  *                connection of the same kind as the stage's (blocking, TCP
- *                loopback) with no client logic: the limit. Alternating
+ *                loopback) with no client logic: the limit. A stage of
+ *                several nodes sees the same commands on each (the capture
+ *                reads node 0): each is replayed on one connection per
+ *                node, written to all of them before any reply is read,
+ *                as the stage sends it. Alternating
  *                with the replay, in slices, the stage's own client process
  *                does as many pairs through dlock_acquire and dlock_release:
  *                pairs per second, and the ratio to the limit.
@@ -29,7 +33,8 @@
  *                acquisitions (lost updates). From the servers: INFO
  *                commandstats before and after (commands, script-internal
  *                ones included) and the SLOWLOG again (round trips: the
- *                top-level commands).
+ *                top-level commands), on node 0: per node for a stage of
+ *                several.
  *
  * Errors, hiredis-style: 0 or -1 with one line of reason in errstr. */
 #ifndef SIM_BENCH_H
@@ -109,8 +114,10 @@ typedef struct sim_bench {
     const char *out;            /* the JSON-lines file */
     char command_line[512];
     char build_dir[PATH_MAX];   /* holds vN/client */
-    sim_cluster cl;             /* lock server (primary) and resource server */
-    redisContext *adm;          /* the lock server, on a connection named for us */
+    sim_cluster cl;             /* the lock's nodes, as many as the stage that talks
+                                 * to the most, and the resource server */
+    redisContext *adm[SIM_NODES_MAX]; /* each node, on a connection named for us;
+                                 * SLOWLOG and commandstats are read on node 0 */
     redisContext *res;          /* the resource server, the same */
     int ncpu;                   /* CPUs we may run on */
     char pinning[256];          /* what went where, in words */

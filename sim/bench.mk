@@ -39,7 +39,7 @@ BENCH_TEST_DATA := $(BUILD)/bench/bench-test.jsonl
 .PHONY: bench-test
 bench-test: check-deps
 	@$(MAKE) --no-print-directory bench-build
-	@for args in "--runs abc" "--runs 0" "--stage $(words $(STAGES) x)" "--bogus 1"; do \
+	@for args in "--runs abc" "--runs 0" "--stage $$(( $(lastword $(STAGES)) + 1 ))" "--bogus 1"; do \
 	    out=$$($(BENCH_PROGRAM) $$args 2>&1); rc=$$?; \
 	    if [ $$rc -ne 2 ] || [ $$(printf '%s\n' "$$out" | wc -l) -ne 1 ]; then \
 	        echo "bench-test: '$$args' gave exit $$rc and: $$out; expected exit 2 and one line"; exit 1; fi; \

@@ -33,7 +33,9 @@ static double seconds(int64_t ns)
 
 /* ---- the stage's clients ------------------------------------------------------------ */
 
-static void fill_control(sim_bench *b, sim_control *ctl, int kind)
+/* The stage's nodes (the first of the bench's), with the stage's own
+ * node timeout: what a user gets. */
+static void fill_control(sim_bench *b, sim_control *ctl, int stage, int kind)
 {
     int i;
 
@@ -42,7 +44,9 @@ static void fill_control(sim_bench *b, sim_control *ctl, int kind)
     ctl->retry_ms = SIM_BENCH_RETRY_MS;
     ctl->timeout_ms = SIM_BENCH_TIMEOUT_MS;
     ctl->resource_port = b->cl.resource.port;
-    atomic_store(&ctl->primary_port, b->cl.primary.port);
+    ctl->nodes = sim_stage_get(stage)->masters;
+    for (i = 0; i < ctl->nodes; i++)
+        atomic_store(&ctl->node_port[i], b->cl.node[i].port);
     for (i = 0; i < ctl->nclients; i++) {
         ctl->client[i].plan.kind = kind;
         ctl->client[i].plan.wait_ms = SIM_BENCH_WAIT_MS;
@@ -61,7 +65,7 @@ static int fleet_start(sim_bench *b, sim_fleet *f, int stage, int kind, int n,
     snprintf(program, sizeof(program), "%s/v%d/client", b->build_dir, stage);
     if (sim_fleet_create(f, b->cl.dir, name, n, errstr, len) != 0)
         return -1;
-    fill_control(b, f->ctl, kind);
+    fill_control(b, f->ctl, stage, kind);
     if (sim_fleet_spawn(f, program, NULL, errstr, len) != 0)
         return -1;
     return sim_fleet_ready(f, READY_TIMEOUT_MS, errstr, len);
@@ -144,38 +148,66 @@ static int capture(sim_bench *b, int stage, sim_bench_pair *t, char *errstr, siz
 
 /* ---- limit: the commands alone ----------------------------------------------------- */
 
+/* The connections the replay sends a command on: one per node. */
+typedef struct lines {
+    redisContext *c[SIM_NODES_MAX];
+    int n;
+} lines;
+
+/* One command on every line: written to all of them first (nothing is
+ * sent until the first read flushes each), then each one's reply. */
+static int replay_command(lines *ls, const sim_bench_command *cmd, char *errstr, size_t len)
+{
+    redisReply *r;
+    int i, rc = 0;
+
+    for (i = 0; i < ls->n; i++) {
+        if (redisAppendCommandArgv(ls->c[i], cmd->argc, (const char **)cmd->argv,
+                                   cmd->len) != REDIS_OK)
+            return sim_error(errstr, len, "replaying %s: out of memory", cmd->argv[0]);
+    }
+    for (i = 0; i < ls->n; i++) {
+        int done = 0;
+
+        while (!done && redisBufferWrite(ls->c[i], &done) == REDIS_OK)
+            ;
+    }
+    for (i = 0; i < ls->n; i++) {
+        r = NULL;
+        if (redisGetReply(ls->c[i], (void **)&r) != REDIS_OK || r->type == REDIS_REPLY_ERROR)
+            rc = rc ? rc : sim_error(errstr, len, "replaying %s: %s", cmd->argv[0],
+                                     r == NULL ? ls->c[i]->errstr : r->str);
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
 /* One pass over the pair's commands; each one's time added to ns[]. */
-static int replay_once(redisContext *c, const sim_bench_pair *t, int64_t *ns,
+static int replay_once(lines *ls, const sim_bench_pair *t, int64_t *ns,
                        char *errstr, size_t len)
 {
     int i;
 
     for (i = 0; i < t->n; i++) {
-        const sim_bench_command *cmd = &t->cmd[i];
         int64_t start = sim_now_ns();
-        redisReply *r = redisCommandArgv(c, cmd->argc, (const char **)cmd->argv, cmd->len);
+        int rc = replay_command(ls, &t->cmd[i], errstr, len);
 
         ns[i] += sim_now_ns() - start;
-        if (r == NULL || r->type == REDIS_REPLY_ERROR) {
-            sim_error(errstr, len, "replaying %s: %s", cmd->argv[0],
-                  r == NULL ? c->errstr : r->str);
-            freeReplyObject(r);
+        if (rc != 0)
             return -1;
-        }
-        freeReplyObject(r);
     }
     return 0;
 }
 
 /* The pair replayed for ms: pairs done, their time, each command's. */
-static int replay(redisContext *c, const sim_bench_pair *t, long ms, long long *pairs,
+static int replay(lines *ls, const sim_bench_pair *t, long ms, long long *pairs,
                   int64_t *elapsed, int64_t *ns, char *errstr, size_t len)
 {
     int64_t start = sim_now_ns(), end = start;
 
     *pairs = 0;
     while (end - start < ms * 1000000LL) {
-        if (replay_once(c, t, ns, errstr, len) != 0)
+        if (replay_once(ls, t, ns, errstr, len) != 0)
             return -1;
         ++*pairs;
         end = sim_now_ns();
@@ -194,13 +226,13 @@ typedef struct slices {
 } slices;
 
 /* A slice of the replay, then as many pairs through the stage. */
-static int slice(redisContext *c, sim_fleet *f, const sim_bench_pair *t, long ms,
+static int slice(lines *ls, sim_fleet *f, const sim_bench_pair *t, long ms,
                  slices *sl, char *errstr, size_t len)
 {
     long long pairs;
     int64_t replay_ns, stage_ns;
 
-    if (replay(c, t, ms, &pairs, &replay_ns, sl->cmd_ns, errstr, len) != 0 ||
+    if (replay(ls, t, ms, &pairs, &replay_ns, sl->cmd_ns, errstr, len) != 0 ||
         batch(f, pairs, &stage_ns, errstr, len) != 0)
         return -1;
     sl->replay[sl->n] = pairs / seconds(replay_ns);
@@ -219,24 +251,29 @@ static int slice(redisContext *c, sim_fleet *f, const sim_bench_pair *t, long ms
  * slice by slice, so a drift slower than a slice cancels in it. */
 static int uncontended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
 {
-    redisContext *c = sim_server_connect(&b->cl.primary, SIM_BENCH_TIMEOUT_MS, errstr, len);
+    lines ls = { { NULL }, sim_stage_get(stage)->masters };
     slices sl;
     sim_fleet f;
-    int i, rc;
+    int i, rc = 0;
 
-    if (c == NULL)
-        return -1;
+    for (i = 0; i < ls.n && rc == 0; i++) {
+        ls.c[i] = sim_server_connect(&b->cl.node[i], SIM_BENCH_TIMEOUT_MS, errstr, len);
+        rc = ls.c[i] == NULL ? -1 : 0;
+    }
     memset(&sl, 0, sizeof(sl));
-    rc = solo_start(b, &f, stage, errstr, len);
+    memset(&f, 0, sizeof(f));
     if (rc == 0)
-        rc = slice(c, &f, &sr->pair, SIM_BENCH_WARM_MS, &sl, errstr, len);
+        rc = solo_start(b, &f, stage, errstr, len);
+    if (rc == 0)
+        rc = slice(&ls, &f, &sr->pair, SIM_BENCH_WARM_MS, &sl, errstr, len);
     memset(&sl, 0, sizeof(sl));
     for (i = 0; i < SIM_BENCH_SLICES && rc == 0; i++)
-        rc = slice(c, &f, &sr->pair, SIM_BENCH_SLICE_MS, &sl, errstr, len);
+        rc = slice(&ls, &f, &sr->pair, SIM_BENCH_SLICE_MS, &sl, errstr, len);
     if (rc == 0)
         rc = sim_fleet_stop(&f, JOIN_TIMEOUT_MS, errstr, len);
     sim_fleet_end(&f);
-    redisFree(c);
+    for (i = 0; i < ls.n; i++)
+        redisFree(ls.c[i]);
     if (rc != 0)
         return -1;
     sr->fig[SIM_BENCH_LIMIT] = sim_tally_median(sl.replay, sl.n);
@@ -334,12 +371,17 @@ static int contended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr,
 /* ---- one stage, one run ----------------------------------------------------------- */
 
 /* No key left behind; with scripts, no cached script either: each stage
- * starts on a clean server, and its first pair loads what it needs. */
+ * starts on clean servers, and its first pair loads what it needs. */
 static int reset(sim_bench *b, int scripts, char *errstr, size_t len)
 {
-    if (sim_bench_tell(b->adm, errstr, len, "FLUSHALL %s", "SYNC") != 0)
-        return -1;
-    return scripts ? sim_bench_tell(b->adm, errstr, len, "SCRIPT FLUSH %s", "SYNC") : 0;
+    int i;
+
+    for (i = 0; i < b->cl.nodes; i++) {
+        if (sim_bench_tell(b->adm[i], errstr, len, "FLUSHALL %s", "SYNC") != 0 ||
+            (scripts && sim_bench_tell(b->adm[i], errstr, len, "SCRIPT FLUSH %s", "SYNC") != 0))
+            return -1;
+    }
+    return 0;
 }
 
 /* The three measurements; on an error, errstr says which stage. */

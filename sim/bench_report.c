@@ -154,7 +154,7 @@ static const char *run_cell(const sim_bench *b, int stage, int f, int kind,
 
 int sim_bench_wanted(const sim_bench *b, int stage)
 {
-    return b->only_stage == 0 || b->only_stage == stage;
+    return sim_stage_get(stage) != NULL && (b->only_stage == 0 || b->only_stage == stage);
 }
 
 /* A figure's median, NAN when no run has it. */
@@ -176,14 +176,18 @@ static const char *command_name(const sim_bench_command *c, char *buf, size_t le
     return buf;
 }
 
-/* A pair's round trips in words: "2  SET EVALSHA". */
-static const char *pair_text(const sim_bench_pair *p, char *buf, size_t len)
+/* A pair's round trips in words: "2  SET EVALSHA"; "2x5 SET EVALSHA" for
+ * a stage that sends each to five nodes at once. */
+static const char *pair_text(const sim_bench_pair *p, int nodes, char *buf, size_t len)
 {
     char name[32];
     size_t used;
     int c;
 
-    used = (size_t)snprintf(buf, len, "%d ", p->n);
+    if (nodes > 1)
+        used = (size_t)snprintf(buf, len, "%dx%d", p->n, nodes);
+    else
+        used = (size_t)snprintf(buf, len, "%d ", p->n);
     for (c = 0; c < p->n && used < len; c++)
         used += snprintf(buf + used, len - used, " %s",
                          command_name(&p->cmd[c], name, sizeof(name)));
@@ -218,11 +222,12 @@ static void print_uncontended(const sim_bench *b, FILE *f)
     int s;
 
     fprintf(f, "Uncontended, one client, one key. limit: the stage's own commands (from SLOWLOG)\n"
-               "replayed raw on one hiredis connection, no client logic. stage: as many pairs\n"
-               "through dlock_acquire + dlock_release, alternating with the replay in %d ms slices.\n"
-               "Each: the median of its slices; ratio: the median of stage / limit slice by\n"
-               "slice. All three from the run with the median ratio (the spread: all runs).\n"
-               "cmds: what the server ran for a pair, scripts' included.\n",
+               "replayed raw on one hiredis connection, no client logic; \"x5\": each sent to five\n"
+               "nodes on a connection each, all written before any reply is read. stage: as many\n"
+               "pairs through dlock_acquire + dlock_release, alternating with the replay in %d ms\n"
+               "slices. Each: the median of its slices; ratio: the median of stage / limit slice\n"
+               "by slice. All three from the run with the median ratio (the spread: all runs).\n"
+               "cmds: what the server ran for a pair, scripts' included (one node's).\n",
             SIM_BENCH_SLICE_MS);
     fprintf(f, "%-22s %-24s %4s  %-14s %-14s %s\n", "stage", "round trips per pair",
             "cmds", "limit pairs/s", "stage pairs/s", "ratio");
@@ -232,7 +237,8 @@ static void print_uncontended(const sim_bench *b, FILE *f)
         if (!sim_bench_wanted(b, s))
             continue;
         fprintf(f, "%-22s %-24s %4d  %-14s %-14s %s\n", sim_stage_name(s),
-                pair_text(p, trips, sizeof(trips)), p->n + p->internal,
+                pair_text(p, sim_stage_get(s)->masters, trips, sizeof(trips)),
+                p->n + p->internal,
                 run_cell(b, s, SIM_BENCH_LIMIT, 'g', c1, sizeof(c1)),
                 run_cell(b, s, SIM_BENCH_SOLO, 'g', c2, sizeof(c2)),
                 run_cell(b, s, SIM_BENCH_RATIO, 'f', c3, sizeof(c3)));
@@ -291,7 +297,8 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
     fprintf(f, "\nContended, %d client processes, one key, %d ms. Each: lock, GET + SET of a\n"
                "counter on the resource server, unlock. round trips: requests the clients sent to\n"
                "the lock server (SLOWLOG, top-level); commands: what it ran (INFO commandstats,\n"
-               "scripts' included); lost updates: acquisitions the counter does not show.\n",
+               "scripts' included), both on one node for a stage of several; lost updates:\n"
+               "acquisitions the counter does not show.\n",
             SIM_BENCH_CONTENDERS, SIM_BENCH_WINDOW_MS);
     fprintf(f, "%-22s %-15s %-16s %-15s %s\n", "stage", "acquisitions/s",
             "round trips/acq", "commands/acq", "lost updates");

@@ -73,10 +73,10 @@ int sim_bench_slowlog_on(sim_bench *b, char *errstr, size_t len)
     char n[16];
 
     snprintf(n, sizeof(n), "%d", SLOWLOG_MAX_LEN);
-    if (sim_bench_tell(b->adm, errstr, len, "CONFIG SET slowlog-max-len %s", n) != 0 ||
-        sim_bench_tell(b->adm, errstr, len, "CONFIG SET slowlog-log-slower-than %s", "0") != 0)
+    if (sim_bench_tell(b->adm[0], errstr, len, "CONFIG SET slowlog-max-len %s", n) != 0 ||
+        sim_bench_tell(b->adm[0], errstr, len, "CONFIG SET slowlog-log-slower-than %s", "0") != 0)
         return -1;
-    return sim_bench_tell(b->adm, errstr, len, "SLOWLOG %s", "RESET");
+    return sim_bench_tell(b->adm[0], errstr, len, "SLOWLOG %s", "RESET");
 }
 
 int sim_bench_slowlog_off(sim_bench *b, char *errstr, size_t len)
@@ -85,10 +85,10 @@ int sim_bench_slowlog_off(sim_bench *b, char *errstr, size_t len)
 
     snprintf(us, sizeof(us), "%d", SLOWLOG_DEFAULT_US);
     snprintf(n, sizeof(n), "%d", SLOWLOG_DEFAULT_LEN);
-    if (sim_bench_tell(b->adm, errstr, len, "CONFIG SET slowlog-log-slower-than %s", us) != 0 ||
-        sim_bench_tell(b->adm, errstr, len, "SLOWLOG %s", "RESET") != 0)
+    if (sim_bench_tell(b->adm[0], errstr, len, "CONFIG SET slowlog-log-slower-than %s", us) != 0 ||
+        sim_bench_tell(b->adm[0], errstr, len, "SLOWLOG %s", "RESET") != 0)
         return -1;
-    return sim_bench_tell(b->adm, errstr, len, "CONFIG SET slowlog-max-len %s", n);
+    return sim_bench_tell(b->adm[0], errstr, len, "CONFIG SET slowlog-max-len %s", n);
 }
 
 /* A SLOWLOG entry: id, time, duration, argv, client address, client name.
@@ -108,7 +108,7 @@ static int entry_origin(const redisReply *e)
 /* The whole log (newest first), checked to be whole. */
 static redisReply *slowlog_get(sim_bench *b, char *errstr, size_t len)
 {
-    redisReply *r = ask(b->adm, errstr, len, "SLOWLOG GET %d", -1);
+    redisReply *r = ask(b->adm[0], errstr, len, "SLOWLOG GET %d", -1);
 
     if (r != NULL && r->type != REDIS_REPLY_ARRAY) {
         freeReplyObject(r);
@@ -147,7 +147,7 @@ int sim_bench_slowlog_count(sim_bench *b, long long *top, long long *internal,
 int sim_bench_commandstats(sim_bench *b, long long *calls, char *errstr, size_t len)
 {
     static const char *const ours[] = { "info", "slowlog", "config", "client" };
-    redisReply *r = ask(b->adm, errstr, len, "INFO %s", "commandstats");
+    redisReply *r = ask(b->adm[0], errstr, len, "INFO %s", "commandstats");
     const char *p;
     size_t i;
 

@@ -218,22 +218,61 @@ static int by_time(const void *a, const void *b)
     return memcmp(x, y, sizeof(*x));
 }
 
-/* The keys for the report's lane. */
+/* The keys of node c->node, added to the report's lanes. */
 static void publish_keys(chk *c)
 {
     sim_verdict *v = c->v;
+    sim_key_span *p;
 
     if (c->n_keys == 0 ||
-        (v->keys = malloc(c->n_keys * sizeof(*v->keys))) == NULL)
+        (p = realloc(v->keys, (v->n_keys + c->n_keys) * sizeof(*p))) == NULL)
         return;
+    v->keys = p;
     for (size_t k = 0; k < c->n_keys; k++) {
         const chk_key *key = &c->keys[k];
         long o = key->owner;
 
-        v->keys[k] = (sim_key_span){ key->seen_ns, key->end_ns, key->ttl_ns,
-            o >= 0 ? c->th[c->ops[o].th].client : SIM_UNNAMED };
+        v->keys[v->n_keys++] = (sim_key_span){ key->seen_ns, key->end_ns,
+            key->ttl_ns, o >= 0 ? c->th[c->ops[o].th].client : SIM_UNNAMED,
+            c->node };
     }
-    v->n_keys = c->n_keys;
+}
+
+/* Each node's keys in turn: who made them, and which were deleted from
+ * under a holder. Of one node, its keys also prove unknown acquires and
+ * leave waiters deadlocked; of several, a majority does that, which one
+ * node's keys cannot tell: a waiter is deadlocked there by itself only. */
+static void judge_keys(chk *c)
+{
+    if (c->nodes > 1)
+        sim_checker_unknowing_holds(c);
+    for (c->node = 0; c->node < c->nodes && !c->failed; c->node++) {
+        c->n_keys = c->n_cands = 0;
+        sim_checker_keys_build(c);
+        if (c->nodes == 1)
+            sim_checker_keys_attribute(c);
+        else
+            sim_checker_keys_attribute_node(c);
+        sim_checker_foreign_deletes(c);
+        if (c->nodes == 1)
+            sim_checker_deadlocks(c);
+        publish_keys(c);
+    }
+    if (c->nodes > 1) {
+        c->n_keys = 0;
+        sim_checker_deadlocks(c);
+    }
+}
+
+/* The run's nodes, or as many as its events name. */
+static int count_nodes(const sim_run_info *run, const sim_event *ev, size_t n)
+{
+    int nodes = run != NULL && run->nodes > 0 ? run->nodes : 1;
+
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].node >= nodes)
+            nodes = ev[i].node + 1;
+    return nodes;
 }
 
 static void judge(chk *c)
@@ -246,13 +285,11 @@ static void judge(chk *c)
     }
     c->v->start_ns = c->ev[0].t_ns;
     c->v->end_ns = c->ev[c->n - 1].t_ns;
+    c->v->nodes = c->nodes;
     if (sim_checker_operations(c, &have_initial, &have_final) != 0)
         return;
-    sim_checker_keys_build(c);
-    sim_checker_keys_attribute(c);
+    judge_keys(c);
     sim_checker_mutual_exclusion(c);
-    sim_checker_foreign_deletes(c);
-    sim_checker_deadlocks(c);
     find_refusals(c);
     find_clash(c);
     if (c->failed)
@@ -260,7 +297,6 @@ static void judge(chk *c)
     if (c->v->n_episodes > 1)
         qsort(c->v->episodes, c->v->n_episodes, sizeof(*c->v->episodes),
               by_time);
-    publish_keys(c);
     c->v->stock_known = have_initial && have_final;
     if (c->v->stock_known)
         check_damage(c->v);
@@ -291,6 +327,7 @@ unsigned sim_check_run(const sim_run_info *run, const sim_event *ev,
     c.n = n;
     c.v = v;
     c.release_checks_owner = release_checks_owner(run);
+    c.nodes = count_nodes(run, ev, n);
     judge(&c);
     if (c.failed) {
         /* No half verdict: only the reason stands. */

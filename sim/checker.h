@@ -34,8 +34,9 @@
  *
  * Keys. The observer's events split the lock key's life into keys: a key
  * begins with a write on an absent key ("set", "hset", "hincrby", ...)
- * and ends with "del", "expired", "evicted" or the failover step
- * "promote" (the new primary never had it). An event that needs a key
+ * and ends with "del", "expired", "evicted", the failover step "promote"
+ * (the new primary never had it), or its node's death or restart
+ * ("node-down", "restart": it came back empty). An event that needs a key
  * while there is none (a "del", "expired" or "expire") or a "set" while
  * one exists shows a gap in the observer's stream: the checker supposes
  * the missing creation or end and reports the gap.
@@ -112,12 +113,23 @@
  * key event it does not know, a client number below 0, a thread's steps
  * out of order, events after a crash, events out of time order).
  *
+ * Nodes. A lock of several independent masters (the run header's
+ * "nodes", or as many as the events name) has keys on each: every node's
+ * keys are read apart, by the rules above, but for three. An acquire-ok
+ * won a majority of the nodes, and the history cannot say which: on one
+ * node the latest key of its window may be another client's, whose try
+ * lost elsewhere, so only the one acquire that could have made a key
+ * (rule 2, BUSY ones included, for a try that lost gave its keys back)
+ * owns it. One key is no majority, so it proves no unknown acquire. And
+ * an acquire deletes the keys of its own tries that lost: a del of a key
+ * whose owner did not hold the lock yet, or never did, is no MD. DL (a)
+ * needs a majority of stuck keys, which one node cannot tell: of several
+ * nodes, only a self-deadlock (b) is judged.
+ *
  * Each anomaly is kept as its own episode, in time order; the report
  * decides how many to print. The fault matrix shows ME, MD, DL and LU
- * (SIM_ANOM_CELLS).
- * An episode carries its kind, so another anomaly is one more kind; a
- * key event's value is the port of the server that reported it, which is
- * what would tell apart the keys of several lock servers. */
+ * (SIM_ANOM_CELLS). An episode carries its kind, so another anomaly is
+ * one more kind. */
 #ifndef SIM_CHECKER_H
 #define SIM_CHECKER_H
 
@@ -262,6 +274,7 @@ typedef struct sim_key_span {
     int64_t from_ns, to_ns; /* to_ns INT64_MAX: it outlived the run */
     int64_t ttl_ns;         /* when it got a TTL; INT64_MAX: never */
     int owner;              /* a client; SIM_UNNAMED */
+    int node;               /* the node that held it */
 } sim_key_span;
 
 /* A stretch of time in which two or more held the lock. */
@@ -286,7 +299,9 @@ typedef struct sim_verdict {
     sim_damage_evidence stock;   /* valid when stock_known */
     int64_t start_ns, end_ns;    /* first and last event: the run's span */
     int clients;                 /* highest client seen + 1 */
-    sim_key_span *keys;          /* every key, in time order */
+    int nodes;                   /* the lock's nodes */
+    sim_key_span *keys;          /* every key: node 0's in time order, then
+                                  * node 1's, ... */
     size_t n_keys;
     sim_span *overlaps;          /* every moment two or more held it */
     size_t n_overlaps;

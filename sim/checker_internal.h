@@ -55,7 +55,9 @@ typedef struct chk_thread {
 } chk_thread;
 
 /* How a key ended. */
-enum { END_DEL, END_EXPIRED, END_EVICTED, END_PROMOTE, END_MISSED, END_NONE };
+enum { END_DEL, END_EXPIRED, END_EVICTED, END_LOST, END_MISSED, END_NONE };
+/* END_LOST: its server lost it: a promoted replica never had it, or the
+ * node died or restarted empty. */
 
 #define OWNER_NOBODY (-1)   /* no acquire could have made the key */
 #define OWNER_SEVERAL (-2)  /* more than one could: it cannot be named */
@@ -93,6 +95,8 @@ typedef struct chk {
     sim_verdict *v;
     int release_checks_owner; /* the stage's release-ok proves the key
                                * was the caller's */
+    int nodes;              /* the lock's nodes: 1, or several masters */
+    int node;               /* the node whose keys are being read */
     int failed;             /* out of memory or unjudged: stop */
     chk_thread *th;
     int n_th;
@@ -122,9 +126,13 @@ long sim_checker_open_hold(chk *c, int th, long op, size_t from,
 /* checker_ops.c: 0, or -1 when the history cannot be judged. */
 int sim_checker_operations(chk *c, int *have_initial, int *have_final);
 
-/* checker_keys.c */
+/* checker_keys.c: the keys of node c->node; their owners (one node), or
+ * their owners on one of several nodes and the holds that releases prove
+ * (several). */
 void sim_checker_keys_build(chk *c);
 void sim_checker_keys_attribute(chk *c);
+void sim_checker_keys_attribute_node(chk *c);
+void sim_checker_unknowing_holds(chk *c);
 int64_t sim_checker_op_end_ns(const chk *c, const chk_op *o);
 
 /* checker_rules.c */

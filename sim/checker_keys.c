@@ -86,9 +86,14 @@ static long key_event(chk *c, size_t i, long cur, int64_t last_ns)
     return cur;
 }
 
-static int promotes(const sim_event *e)
+/* The server of the node being read lost its key: a replica without it
+ * was promoted, or the node died or came back empty. */
+static int loses_key(const chk *c, const sim_event *e)
 {
-    return e->type == SIM_EV_FAILOVER && strncmp(e->detail, "promote", 7) == 0;
+    if (e->node != c->node)
+        return 0;
+    return (e->type == SIM_EV_FAILOVER && strncmp(e->detail, "promote", 7) == 0) ||
+           e->type == SIM_EV_NODE_DOWN || e->type == SIM_EV_RESTART;
 }
 
 /* The first acquire-ok that opened a hold, or NONE_AT. */
@@ -109,34 +114,39 @@ void sim_checker_keys_build(chk *c)
 
     for (size_t i = 0; i < c->n && !c->failed; i++) {
         const sim_event *e = &c->ev[i];
+        int key = e->type == SIM_EV_KEY && e->node == c->node;
 
-        if (promotes(e) && cur >= 0) {
-            end_key(c, cur, i, END_PROMOTE);
+        if (loses_key(c, e) && cur >= 0) {
+            end_key(c, cur, i, END_LOST);
             cur = -1;
         }
-        if (e->type == SIM_EV_KEY) {
+        if (key) {
             cur = key_event(c, i, cur, last_ns);
             heard = 1;
         }
-        if (e->type == SIM_EV_KEY || promotes(e))
+        if (key || loses_key(c, e))
             last_ns = e->t_ns;
     }
-    if (!heard && first_ok(c) != NONE_AT)
+    /* A node that was down all along, or kept no key, reported none. */
+    if (!heard && c->nodes == 1 && first_ok(c) != NONE_AT)
         sim_checker_gap(c, SIM_GAP_NO_OBSERVER, first_ok(c));
 }
 
 /* ---- who made each key ------------------------------------------------------ */
 
-/* An acquire that may have made a key: a first-level one, not BUSY. */
-static int may_create(const chk_op *o)
+/* An acquire that may have made a key: a first-level one, not BUSY. Of
+ * several nodes, a BUSY one too: a try that won too few of them made keys
+ * on some before it gave them back. */
+static int may_create(const chk *c, const chk_op *o)
 {
-    return o->kind == OP_ACQUIRE && !o->nested && o->outcome != OUT_BUSY;
+    return o->kind == OP_ACQUIRE && !o->nested &&
+           (o->outcome != OUT_BUSY || c->nodes > 1);
 }
 
 /* Certainly made one: it returned OK, or its owner-checked release did. */
-static int certain(const chk_op *o)
+static int certain(const chk *c, const chk_op *o)
 {
-    return may_create(o) && (o->outcome == OUT_OK || o->proof != SIM_PROOF_NONE);
+    return may_create(c, o) && (o->outcome == OUT_OK || o->proof != SIM_PROOF_NONE);
 }
 
 /* (b) of "Unknown outcomes": the thread's next step is a release that
@@ -147,7 +157,7 @@ static void release_proofs(chk *c)
         chk_op *o = &c->ops[i];
         const chk_op *r = o->next >= 0 ? &c->ops[o->next] : NULL;
 
-        if (may_create(o) && o->outcome == OUT_ERROR && r != NULL &&
+        if (may_create(c, o) && o->outcome == OUT_ERROR && r != NULL &&
             r->kind == OP_RELEASE && r->outcome == OUT_OK) {
             o->proof = SIM_PROOF_RELEASE;
             o->proof_at = r->out;
@@ -155,11 +165,14 @@ static void release_proofs(chk *c)
     }
 }
 
+/* Op made key k. Of one node, that proves an unknown acquire took the
+ * lock; of several, one key is no majority, and proves nothing. */
 static void own(chk *c, long k, long op)
 {
     c->keys[k].owner = op;
     c->ops[op].key = k;
-    if (c->ops[op].outcome != OUT_OK && c->ops[op].proof == SIM_PROOF_NONE) {
+    if (c->nodes == 1 && c->ops[op].outcome != OUT_OK &&
+        c->ops[op].proof == SIM_PROOF_NONE) {
         c->ops[op].proof = SIM_PROOF_KEY;
         c->ops[op].proof_at = c->keys[k].seen_at;
     }
@@ -208,7 +221,7 @@ static void match_certain(chk *c)
         return;
     }
     for (size_t i = 0; i < c->n_ops; i++)
-        if (certain(&c->ops[i]))
+        if (certain(c, &c->ops[i]))
             order[m++] = (returned){ c->ops[i].out, (long)i };
     qsort(order, m, sizeof(*order), by_out);
     for (size_t i = 0; i < m; i++) {
@@ -228,6 +241,15 @@ typedef struct pool {
     size_t n_live;
 } pool;
 
+/* Of several nodes, a client records its acquire-ok only once the
+ * observer has reported its keys on every node (the sync marker,
+ * observer.h): a key reported after that ok is not its. One node's rules
+ * do not lean on that. */
+static int synced_before(const chk *c, const chk_op *o, const chk_key *key)
+{
+    return c->nodes > 1 && o->outcome == OUT_OK && o->out_ns < key->seen_ns;
+}
+
 /* Moves the pool to key k: takes in acquires invoked by the time k was
  * made, drops those that returned before the previous key was reported
  * (or that own a key now). The key's candidates are then pool->live. */
@@ -241,7 +263,8 @@ static void reach(const chk *c, pool *p, size_t *next, long k)
     for (size_t j = 0; j < p->n_live; j++) {
         const chk_op *o = &c->ops[p->live[j]];
 
-        if (o->key < 0 && o->out_ns >= key->prev_seen_ns)
+        if ((o->key < 0 || c->nodes > 1) && o->out_ns >= key->prev_seen_ns &&
+            !synced_before(c, o, key))
             p->live[m++] = p->live[j];
     }
     p->n_live = m;
@@ -269,26 +292,34 @@ static int sweep(chk *c, pool *p)
     return found;
 }
 
+/* Key k has several candidates, pool->live: they are kept, for the
+ * rules. */
+static void candidates(chk *c, long k, const pool *p)
+{
+    long *q = sim_checker_grow(c, c->cands, &c->cap_cands,
+                               c->n_cands + p->n_live, sizeof(*q));
+
+    if (q == NULL)
+        return;
+    c->cands = q;
+    memcpy(c->cands + c->n_cands, p->live, p->n_live * sizeof(*q));
+    c->keys[k].owner = OWNER_SEVERAL;
+    c->keys[k].cand = (long)c->n_cands;
+    c->keys[k].n_cand = (long)p->n_live;
+    c->n_cands += p->n_live;
+}
+
 /* Keys still with several candidates keep their list, for the rules. */
 static void keep_candidates(chk *c, pool *p)
 {
     size_t next = 0;
-    long *q;
 
     p->n_live = 0;
     for (size_t k = 0; k < c->n_keys && !c->failed; k++) {
         if (c->keys[k].owner != OWNER_SEVERAL)
             continue;
         reach(c, p, &next, (long)k);
-        q = sim_checker_grow(c, c->cands, &c->cap_cands,
-                             c->n_cands + p->n_live, sizeof(*q));
-        if (q == NULL)
-            return;
-        c->cands = q;
-        memcpy(c->cands + c->n_cands, p->live, p->n_live * sizeof(*q));
-        c->keys[k].cand = (long)c->n_cands;
-        c->keys[k].n_cand = (long)p->n_live;
-        c->n_cands += p->n_live;
+        candidates(c, (long)k, p);
     }
 }
 
@@ -304,7 +335,7 @@ static void match_the_rest(chk *c)
         sim_checker_unjudged(c, "out of memory");
     } else {
         for (size_t i = 0; i < c->n_ops; i++)
-            if (may_create(&c->ops[i]) && c->ops[i].key < 0)
+            if (may_create(c, &c->ops[i]) && c->ops[i].key < 0)
                 p.free[p.n_free++] = (long)i;
         while (sweep(c, &p) > 0)
             ;
@@ -382,6 +413,46 @@ static void unknowing_hold(chk *c, long id)
     c->holds[h].to_ns = to_ns > from_ns ? to_ns : from_ns;
     c->holds[h].unknowing = 1;
     c->ops[id].hold = h;
+}
+
+/* Of several nodes, an acquire-ok won keys on a majority, and no one can
+ * tell which: the latest key of its window on one node may be another
+ * client's, whose try lost elsewhere. Only rule (2), the one acquire that
+ * could have made a key, names an owner there, in one pass: an acquire
+ * that retried may have made several keys on a node, so owning one does
+ * not rule it out for the next. The holds an unknown outcome proves come
+ * from its release alone, once for all nodes. */
+void sim_checker_keys_attribute_node(chk *c)
+{
+    pool p = { NULL, 0, NULL, 0 };
+    size_t next = 0;
+
+    for (size_t i = 0; i < c->n_ops; i++)
+        c->ops[i].key = -1;
+    p.free = malloc((c->n_ops ? c->n_ops : 1) * sizeof(*p.free));
+    p.live = malloc((c->n_ops ? c->n_ops : 1) * sizeof(*p.live));
+    if (p.free == NULL || p.live == NULL)
+        sim_checker_unjudged(c, "out of memory");
+    for (size_t i = 0; p.free != NULL && i < c->n_ops; i++)
+        if (may_create(c, &c->ops[i]))
+            p.free[p.n_free++] = (long)i;
+    for (size_t k = 0; k < c->n_keys && !c->failed; k++) {
+        reach(c, &p, &next, (long)k);
+        if (p.n_live == 1)
+            own(c, (long)k, p.live[0]);
+        else if (p.n_live > 1)
+            candidates(c, (long)k, &p);
+    }
+    free(p.free);
+    free(p.live);
+}
+
+void sim_checker_unknowing_holds(chk *c)
+{
+    release_proofs(c);
+    for (size_t i = 0; i < c->n_ops && !c->failed; i++)
+        if (c->ops[i].proof != SIM_PROOF_NONE && c->ops[i].outcome != OUT_OK)
+            unknowing_hold(c, (long)i);
 }
 
 void sim_checker_keys_attribute(chk *c)

@@ -177,7 +177,14 @@ static void find_deleters(const chk *c, deleters *d, const chk_key *key)
  * that could have removed its key. */
 static int victim(const chk *c, const deleters *d, long o, int64_t del_ns)
 {
-    if (sim_checker_op_end_ns(c, &c->ops[o]) <= del_ns)
+    const chk_op *op = &c->ops[o];
+
+    if (sim_checker_op_end_ns(c, op) <= del_ns)
+        return 0;
+    /* Of several nodes, an acquire also deletes keys of its own tries that
+     * lost: a key deleted before its owner held the lock, or whose owner
+     * never did, was not taken from a holder. */
+    if (c->nodes > 1 && (op->hold < 0 || c->holds[op->hold].from_ns >= del_ns))
         return 0;
     for (size_t j = 0; j < d->n_live; j++)
         if (c->ops[d->live[j]].th == c->ops[o].th)

@@ -3,25 +3,45 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cluster.h"
 #include "proc.h"
 #include "replica.h"
+#include "util.h"
 
-int sim_cluster_start(sim_cluster *cl, unsigned flags, char *errstr, size_t len)
+/* "node0", or "primary" for a lone node: the name of its dir. */
+static void node_name(const sim_cluster *cl, int i, char *out, size_t len)
 {
-    int rc;
+    if (cl->nodes == 1)
+        snprintf(out, len, "primary");
+    else
+        snprintf(out, len, "node%d", i);
+}
+
+int sim_cluster_start(sim_cluster *cl, int nodes, unsigned flags, char *errstr,
+                      size_t len)
+{
+    char name[32];
+    int rc = 0, i;
 
     memset(cl, 0, sizeof(*cl));
     cl->flags = flags;
+    cl->nodes = nodes;
+    if (nodes < 1 || nodes > SIM_NODES_MAX)
+        return sim_error(errstr, len, "a cluster of %d nodes: give 1 to %d", nodes,
+                         SIM_NODES_MAX);
     if (sim_tempdir_create(cl->dir, sizeof(cl->dir), errstr, len) != 0)
         return -1;
-    rc = sim_server_start(&cl->primary, cl->dir, "primary", NULL, errstr, len);
+    for (i = 0; i < nodes && rc == 0; i++) {
+        node_name(cl, i, name, sizeof(name));
+        rc = sim_server_start(&cl->node[i], cl->dir, name, NULL, errstr, len);
+    }
     if (rc == 0 && (flags & SIM_CLUSTER_REPLICA))
         rc = sim_server_start(&cl->replica, cl->dir, "replica", NULL, errstr, len);
     if (rc == 0 && (flags & SIM_CLUSTER_REPLICA))
-        rc = sim_replica_attach(&cl->replica, &cl->primary, errstr, len);
+        rc = sim_replica_attach(&cl->replica, &cl->node[0], errstr, len);
     if (rc == 0 && (flags & SIM_CLUSTER_RESOURCE))
         rc = sim_server_start(&cl->resource, cl->dir, "resource", NULL, errstr, len);
     if (rc != 0)
@@ -29,9 +49,28 @@ int sim_cluster_start(sim_cluster *cl, unsigned flags, char *errstr, size_t len)
     return rc;
 }
 
+void sim_cluster_down(sim_cluster *cl, int i)
+{
+    sim_server_kill(&cl->node[i]);
+}
+
+int sim_cluster_restart(sim_cluster *cl, int i, char *errstr, size_t len)
+{
+    char first[16], name[48];
+
+    sim_server_kill(&cl->node[i]);
+    /* Its old dir stays, with the log of its first life. */
+    node_name(cl, i, first, sizeof(first));
+    snprintf(name, sizeof(name), "%s-restart%d", first, ++cl->restarts);
+    return sim_server_start(&cl->node[i], cl->dir, name, NULL, errstr, len);
+}
+
 void sim_cluster_stop(sim_cluster *cl)
 {
-    sim_server_kill(&cl->primary);
+    int i;
+
+    for (i = 0; i < SIM_NODES_MAX; i++)
+        sim_server_kill(&cl->node[i]);
     sim_server_kill(&cl->replica);
     sim_server_kill(&cl->resource);
     if (cl->dir[0] != '\0') {

@@ -1,11 +1,14 @@
 /* cluster: the servers of one run, in one temp dir, and the cleanup of
  * everything this process started.
  *
- * A cluster is a primary, and as asked a replica of it (replication
- * confirmed before any fault: replica.h) and a separate resource server
- * that faults never touch, each a server process (server.h) in a dir of
- * the cluster's temp dir (tempdir.h). The header includes both, so a user
- * of the cluster needs only this one.
+ * A cluster is the nodes a stage talks to: one primary, or several
+ * independent masters (no replication between them), node 0 being the
+ * primary; as asked, a replica of node 0 (replication confirmed before any
+ * fault: replica.h) and a separate resource server that faults never
+ * touch. Each is a server process (server.h) in a dir of the cluster's
+ * temp dir (tempdir.h). The header includes both, so a user of the cluster
+ * needs only this one. A node can be killed and come back empty, on a new
+ * port: a restart without persistence.
  *
  * sim_cluster_cleanup() kills every child this process started (servers
  * and clients: proc.h) and removes every temp dir it made (for atexit); sim_cluster_cleanup_on_signal()
@@ -20,25 +23,37 @@
 #include <stddef.h>
 
 #include "server.h"
+#include "stage.h"
 #include "tempdir.h"
 
-/* Flags of sim_cluster_start: which servers besides the primary. */
-#define SIM_CLUSTER_REPLICA 0x1  /* a replica of the primary, replication confirmed */
+/* Flags of sim_cluster_start: which servers besides the nodes. */
+#define SIM_CLUSTER_REPLICA 0x1  /* a replica of node 0, replication confirmed */
 #define SIM_CLUSTER_RESOURCE 0x2 /* a separate server that faults never touch */
 
 typedef struct sim_cluster {
     char dir[SIM_PATH_LEN];  /* the temp dir holding every server's dir; "" when stopped */
     unsigned flags;          /* what sim_cluster_start was asked for */
-    sim_server primary;      /* always started */
-    sim_server replica;      /* pid 0 unless SIM_CLUSTER_REPLICA */
+    int nodes;               /* node[0 .. nodes - 1] are the lock's masters */
+    sim_server node[SIM_NODES_MAX]; /* node[0] is the primary a failover replaces */
+    sim_server replica;      /* of node 0; pid 0 unless SIM_CLUSTER_REPLICA */
     sim_server resource;     /* pid 0 unless SIM_CLUSTER_RESOURCE */
+    int restarts;            /* names each restarted node's dir */
 } sim_cluster;
 
-/* A temp dir, the primary, and the servers named by flags, each waiting
- * for PING; a replica is attached and confirmed before this returns. On
- * error everything started so far is stopped again. */
-int sim_cluster_start(sim_cluster *cl, unsigned flags, char *errstr,
-                      size_t len);
+/* A temp dir, nodes masters (1 to SIM_NODES_MAX), and the servers named
+ * by flags, each waiting for PING; a replica is attached and confirmed
+ * before this returns. On error everything started so far is stopped
+ * again. */
+int sim_cluster_start(sim_cluster *cl, int nodes, unsigned flags,
+                      char *errstr, size_t len);
+
+/* Kills node i (SIGKILL, as a crash) and leaves it down. */
+void sim_cluster_down(sim_cluster *cl, int i);
+
+/* Node i, killed if it runs, comes back as a new empty server on a new
+ * port (nothing is persisted: what it held is gone). 0, or -1 with
+ * errstr. */
+int sim_cluster_restart(sim_cluster *cl, int i, char *errstr, size_t len);
 
 /* Kills and reaps every server and removes the temp dir. Idempotent. */
 void sim_cluster_stop(sim_cluster *cl);

@@ -132,12 +132,17 @@ static int ask_sentinel(const sim_control *ctl, char *errstr, size_t len)
     return port;
 }
 
-redisContext *sim_control_connect_primary(void *arg, char *errstr, size_t len)
+redisContext *sim_control_connect_node(void *arg, int node, char *errstr, size_t len)
 {
     const sim_control *ctl = arg;
-    int port = atomic_load(&ctl->primary_port);
+    int port;
 
-    if (ctl->sentinel_port > 0 && (port = ask_sentinel(ctl, errstr, len)) < 0)
+    if (node < 0 || node >= ctl->nodes) {
+        sim_error(errstr, len, "node %d: the run has %d", node, ctl->nodes);
+        return NULL;
+    }
+    port = atomic_load(&ctl->node_port[node]);
+    if (node == 0 && ctl->sentinel_port > 0 && (port = ask_sentinel(ctl, errstr, len)) < 0)
         return NULL;
     return connect_port(ctl, port, errstr, len);
 }

@@ -8,9 +8,9 @@
  *
  * The control block is a small file mapped MAP_SHARED by the simulator, its
  * clients and the observer: the run's settings, each client's plan, where
- * the lock lives now (clients follow a failover through it on their next
- * reconnect), start flags, and the steps each client has reached, which the
- * scenario waits on to sequence its steps. Fields that change during a run
+ * each node of the lock lives now (clients follow a failover or a restart
+ * through it on their next reconnect), start flags, and the steps each
+ * client has reached, which the scenario waits on to sequence its steps. Fields that change during a run
  * are atomics: lock-free atomics work across processes. */
 #ifndef SIM_CONTROL_H
 #define SIM_CONTROL_H
@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
+
+#include "stage.h"
 
 #define SIM_CLIENTS_MAX 8       /* clients per run: baseline has 8 */
 #define SIM_CONTROL_PATH_LEN 320 /* a temp dir (SIM_PATH_LEN) plus a file name */
@@ -67,7 +69,8 @@ typedef struct sim_client_slot {
     atomic_int finish;                        /* ends a section that waits for it */
     atomic_llong reached_ns[SIM_PHASE_COUNT]; /* CLOCK_MONOTONIC; 0 = not yet */
     atomic_long stop_ms;  /* a failpoint's stop(ms) asks the simulator to resume it */
-    atomic_llong synced;  /* the last sync marker the observer has seen */
+    atomic_llong synced[SIM_NODES_MAX]; /* the last sync marker the observer has
+                                         * seen on each node */
     atomic_llong bench_target; /* BENCH_SOLO: pairs to have done; the bench raises it */
     atomic_llong bench_done;   /* BENCH_SOLO: pairs done so far */
     atomic_llong bench_ns;     /* BENCH_SOLO: time spent doing them */
@@ -79,13 +82,17 @@ typedef struct sim_control {
     long lease_ms;             /* L, the run's lease */
     long retry_ms;             /* between tries, in stages that poll */
     long timeout_ms;           /* connect and command timeout of the clients */
+    int nodes;                 /* the lock's independent masters, node 0.. */
+    long node_timeout_ms;      /* the clients' wait for one node's reply;
+                                * 0: the stage's default */
     int resource_port;         /* the stock lives here; faults never touch it */
-    int sentinel_port;         /* > 0: clients ask this sentinel for the primary */
+    int sentinel_port;         /* > 0: clients ask this sentinel for node 0 */
     char sentinel_master[SIM_LOCK_NAME_LEN]; /* the name the sentinel monitors */
-    atomic_int primary_port;   /* where the lock lives now */
+    atomic_int node_port[SIM_NODES_MAX]; /* where each node lives now */
     int observed;              /* an observer records the lock key's events:
                                 * clients sync with it before recording an acquire */
-    atomic_int observer_port;  /* the observer is subscribed there, 0 = not yet */
+    atomic_int observer_port[SIM_NODES_MAX]; /* where the observer is subscribed
+                                              * to each node, 0 = not yet */
     atomic_int stop;           /* the run is over: loops end, the observer exits */
     int nclients;              /* slots in use */
     sim_client_slot client[SIM_CLIENTS_MAX + 1]; /* + SIM_ORCHESTRATOR */
@@ -110,9 +117,10 @@ void sim_control_reach(sim_control *ctl, int client, sim_phase phase);
 int64_t sim_control_reached(const sim_control *ctl, int client, sim_phase phase);
 
 /* A connection provider (a dlock_connect_fn, with arg = the control
- * block): a new connection to the current primary, asked from the
- * sentinel when there is one. NULL with one line in errstr. */
-redisContext *sim_control_connect_primary(void *arg, char *errstr, size_t len);
+ * block): a new connection to where node lives now; node 0's primary is
+ * asked from the sentinel when there is one. NULL with one line in
+ * errstr. */
+redisContext *sim_control_connect_node(void *arg, int node, char *errstr, size_t len);
 
 /* The port a sentinel (on connection c) names as master's address now;
  * -1 when it does not know. */

@@ -38,6 +38,8 @@ static const char *type_names[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_PAUSE_END] = "pause-end",
     [SIM_EV_FAILPOINT] = "failpoint",
     [SIM_EV_FAILOVER] = "failover",
+    [SIM_EV_NODE_DOWN] = "node-down",
+    [SIM_EV_RESTART] = "restart",
     [SIM_EV_KEY] = "key",
     [SIM_EV_STOCK_INITIAL] = "stock-initial",
     [SIM_EV_STOCK_FINAL] = "stock-final",
@@ -128,15 +130,10 @@ void sim_history_close(sim_history *h)
         munmap(h, sizeof(*h));
 }
 
-int sim_history_add(sim_history *h, int client, int thread,
-                    sim_event_type type, int64_t value, const char *detail)
-{
-    return sim_history_add_token(h, client, thread, type, value, 0, detail);
-}
-
-int sim_history_add_token(sim_history *h, int client, int thread,
-                          sim_event_type type, int64_t value, int64_t token,
-                          const char *detail)
+/* Fills the next slot and publishes it. */
+static int add(sim_history *h, int client, int thread, int node,
+               sim_event_type type, int64_t value, int64_t token,
+               const char *detail)
 {
     unsigned slot = atomic_fetch_add_explicit(&h->reserved, 1,
                                               memory_order_relaxed);
@@ -149,11 +146,31 @@ int sim_history_add_token(sim_history *h, int client, int thread,
     e->client = client;
     e->thread = thread;
     e->type = type;
+    e->node = node;
     e->value = value;
     e->token = token;
     snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
     atomic_store_explicit(&h->ready[slot], 1, memory_order_release);
     return 0;
+}
+
+int sim_history_add(sim_history *h, int client, int thread,
+                    sim_event_type type, int64_t value, const char *detail)
+{
+    return add(h, client, thread, 0, type, value, 0, detail);
+}
+
+int sim_history_add_token(sim_history *h, int client, int thread,
+                          sim_event_type type, int64_t value, int64_t token,
+                          const char *detail)
+{
+    return add(h, client, thread, 0, type, value, token, detail);
+}
+
+int sim_history_add_node(sim_history *h, int node, sim_event_type type,
+                         int64_t value, const char *detail)
+{
+    return add(h, SIM_NO_CLIENT, 0, node, type, value, 0, detail);
 }
 
 /* ---- order ------------------------------------------------------------ */
@@ -182,6 +199,8 @@ static const unsigned char type_rank[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_CRASH] = 11,
     [SIM_EV_KEY] = 12,          /* + the key event's kind: 12, 13 or 14 */
     [SIM_EV_FAILOVER] = 15,
+    [SIM_EV_NODE_DOWN] = 15,
+    [SIM_EV_RESTART] = 15,
     [SIM_EV_STOCK_FINAL] = 16,
 };
 
@@ -225,6 +244,7 @@ int sim_event_order(const sim_event *a, const sim_event *b)
     CMP(rank(a), rank(b));
     CMP(a->client, b->client);
     CMP(a->thread, b->thread);
+    CMP(a->node, b->node);
     CMP(a->type, b->type);
     CMP(a->value, b->value);
     CMP(a->token, b->token);

@@ -16,6 +16,9 @@
  *   int          sim_history_add(sim_history *h, int client, int thread,
  *                                sim_event_type type, int64_t value,
  *                                const char *detail);
+ *   int          sim_history_add_node(sim_history *h, int node,
+ *                                     sim_event_type type, int64_t value,
+ *                                     const char *detail);
  *   int          sim_history_add_token(sim_history *h, int client,
  *                                      int thread, sim_event_type type,
  *                                      int64_t value, int64_t token,
@@ -46,12 +49,16 @@
 #include <stdint.h>
 
 #define SIM_HISTORY_MAX 65536  /* events per run: a run makes a few thousand */
-#define SIM_DETAIL_LEN 48      /* room for a key event, failpoint or step name */
+#define SIM_DETAIL_LEN 128     /* room for a key event, failpoint or step name,
+                                * and a lock's whole error line (v8's name
+                                * nodes): DLOCK_ERRSTR_LEN in lock.h */
 #define SIM_NO_CLIENT (-1)     /* the event comes from the observer or nemesis */
 #define SIM_NAME_LEN 32        /* a stage or scenario name */
 #define SIM_WHAT_LEN 128       /* a scenario's one-line statement */
-#define SIM_HISTORY_VERSION 2  /* the saved file's format: 2 adds "version"
-                                * to the header; 1 (no "version") still loads */
+#define SIM_HISTORY_NODES_MAX 64 /* nodes a saved history may name */
+#define SIM_HISTORY_VERSION 3  /* the saved file's format: 3 adds "node" to
+                                * events and "nodes" to the header, 2 added
+                                * "version"; 1 and 2 still load (one node) */
 
 typedef enum sim_event_type {
     /* A client's operations, Jepsen-style: invoke, then one outcome. */
@@ -80,6 +87,10 @@ typedef enum sim_event_type {
     SIM_EV_FAILOVER,          /* detail: the step; value: new primary port.
                                * The step "promote" tells the checker the
                                * lock key was lost with the old primary. */
+    SIM_EV_NODE_DOWN,         /* a node was killed, and stays down until it
+                               * restarts; value: its port */
+    SIM_EV_RESTART,           /* a node came back empty (no persistence):
+                               * the key it held is gone; value: its port */
     /* The observer: a keyspace event on the lock key, stamped on arrival.
      * detail: set, expire, del, expired, hset, hincrby, ... */
     SIM_EV_KEY,
@@ -94,6 +105,8 @@ typedef struct sim_event {
     int32_t client;               /* 0 = A, 1 = B, ...; SIM_NO_CLIENT */
     int32_t thread;               /* thread within the client; 0 = main */
     int32_t type;                 /* a sim_event_type */
+    int32_t node;                 /* the node of the lock a key event or a
+                                   * node's fault is about; 0 when it has one */
     int64_t value;                /* stock, pause ms, port: see the type */
     int64_t token;                /* the fencing token of a client's step
                                    * (acquire-ok: the one it drew); 0: none */
@@ -121,6 +134,8 @@ typedef struct sim_run_info {
     long lease_ms;                      /* the lease the stage was given */
     unsigned long seed;                 /* the run's random seed */
     int clients;                        /* simulated client processes */
+    int nodes;                          /* the lock's independent masters;
+                                         * 0 (unknown) is one */
 } sim_run_info;
 
 /* The current CLOCK_MONOTONIC time in ns. */
@@ -142,6 +157,11 @@ void sim_history_close(sim_history *h);
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail);
 
+/* The same for an event about one node of the lock, from the observer or
+ * the nemesis (client SIM_NO_CLIENT). */
+int sim_history_add_node(sim_history *h, int node, sim_event_type type,
+                         int64_t value, const char *detail);
+
 /* The same for a step that carried a fencing token (0: none). */
 int sim_history_add_token(sim_history *h, int client, int thread,
                           sim_event_type type, int64_t value, int64_t token,
@@ -158,8 +178,8 @@ sim_event *sim_history_snapshot(const sim_history *h, size_t *n);
  * stock-refused, cs-exit, release-invoke, its outcome, failpoint, pause,
  * crash), then key events (a write, a TTL change, an end:
  * sim_key_event_kind), then the nemesis's and the simulator's; then by
- * client, thread, type, value, token and detail. A total order that
- * never looks at where an event came from. */
+ * client, thread, node, type, value, token and detail. A total order
+ * that never looks at where an event came from. */
 int sim_event_order(const sim_event *a, const sim_event *b);
 
 /* Sorts ev by sim_event_order. 0, or -1 when out of memory (ev is then
@@ -179,11 +199,12 @@ int sim_key_event_kind(const char *detail); /* -1: not a word we know */
 /* ---- the file (history_file.c) ------------------------------------------
  *
  * JSON lines: an optional first line describing the run,
- *   {"lockstep":"run","version":2,"stage":...,"clients":3}
+ *   {"lockstep":"run","version":3,"stage":...,"clients":3,"nodes":1}
  * then one object per event,
  *   {"t_ms":1.5,"t_ns":1500000,"client":0,"thread":0,"type":"acquire-ok",
- *    "value":0,"detail":""}
+ *    "node":0,"value":0,"detail":""}
  * with "token" after "value" where the step carried a fencing token.
+ * A file of an earlier format has no "node": every event is node 0's.
  * Reading takes any valid JSON: keys in any order, keys it does not know
  * (of any value), any escape; it refuses a duplicate key, a number that is
  * not an exact integer where one is needed, and a header of a newer

@@ -49,8 +49,8 @@ static void put_header(FILE *f, const sim_run_info *run)
     put_string(f, run->what);
     fputs(",\"failpoint\":", f);
     put_string(f, run->failpoint);
-    fprintf(f, ",\"lease_ms\":%ld,\"seed\":%lu,\"clients\":%d}\n",
-            run->lease_ms, run->seed, run->clients);
+    fprintf(f, ",\"lease_ms\":%ld,\"seed\":%lu,\"clients\":%d,\"nodes\":%d}\n",
+            run->lease_ms, run->seed, run->clients, run->nodes > 0 ? run->nodes : 1);
 }
 
 /* t_ms is for a human reading the file; loading uses t_ns alone. */
@@ -62,7 +62,7 @@ static void put_event(FILE *f, const sim_event *e, int64_t t0_ns)
             "\"type\":", (double)rel / 1e6, (long long)rel, (int)e->client,
             (int)e->thread);
     put_string(f, sim_event_type_name((sim_event_type)e->type));
-    fprintf(f, ",\"value\":%lld", (long long)e->value);
+    fprintf(f, ",\"node\":%d,\"value\":%lld", (int)e->node, (long long)e->value);
     if (e->token != 0)
         fprintf(f, ",\"token\":%lld", (long long)e->token);
     fputs(",\"detail\":", f);
@@ -183,13 +183,13 @@ static const char *duplicate_key(const cJSON *o)
 
 /* The keys this reader knows, found in one pass over an object. */
 enum { F_LOCKSTEP, F_VERSION, F_STAGE, F_SCENARIO, F_WHAT, F_FAILPOINT,
-       F_LEASE, F_SEED, F_CLIENTS, F_T_NS, F_CLIENT, F_THREAD, F_TYPE,
-       F_VALUE, F_TOKEN, F_DETAIL, F_COUNT };
+       F_LEASE, F_SEED, F_CLIENTS, F_NODES, F_T_NS, F_CLIENT, F_THREAD,
+       F_TYPE, F_NODE, F_VALUE, F_TOKEN, F_DETAIL, F_COUNT };
 
 static const char *const field_names[F_COUNT] = {
     "lockstep", "version", "stage", "scenario", "what", "failpoint",
-    "lease_ms", "seed", "clients", "t_ns", "client", "thread", "type",
-    "value", "token", "detail",
+    "lease_ms", "seed", "clients", "nodes", "t_ns", "client", "thread",
+    "type", "node", "value", "token", "detail",
 };
 
 typedef struct fields {
@@ -315,7 +315,7 @@ static int read_version(reader *rd, const fields *f)
 static int read_header(reader *rd, const fields *f, sim_run_info *run)
 {
     const cJSON *tag = f->at[F_LOCKSTEP];
-    int64_t lease = 0, seed = 0, clients = 0;
+    int64_t lease = 0, seed = 0, clients = 0, nodes = 1;
 
     if (!cJSON_IsString(tag) || strcmp(tag->valuestring, "run") != 0)
         return fail(rd, "\"lockstep\" must be \"run\"");
@@ -331,23 +331,26 @@ static int read_header(reader *rd, const fields *f, sim_run_info *run)
                    sizeof(run->failpoint)) != 0 ||
         get_int(rd, f, F_LEASE, 0, 0, INT32_MAX, &lease) < 0 ||
         get_int(rd, f, F_SEED, 0, 0, EXACT_LIMIT - 1, &seed) < 0 ||
-        get_int(rd, f, F_CLIENTS, 0, 0, INT32_MAX, &clients) < 0)
+        get_int(rd, f, F_CLIENTS, 0, 0, INT32_MAX, &clients) < 0 ||
+        get_int(rd, f, F_NODES, 0, 1, SIM_HISTORY_NODES_MAX, &nodes) < 0)
         return -1;
     run->lease_ms = (long)lease;
     run->seed = (unsigned long)seed;
     run->clients = (int)clients;
+    run->nodes = (int)nodes;
     return 0;
 }
 
 static int read_event(reader *rd, const fields *f, sim_event *e)
 {
     const cJSON *type = f->at[F_TYPE];
-    int64_t client = 0, thread = 0;
+    int64_t client = 0, thread = 0, node = 0;
 
     memset(e, 0, sizeof(*e));
     if (get_int(rd, f, F_T_NS, 1, -EXACT_LIMIT, EXACT_LIMIT, &e->t_ns) < 0 ||
         get_int(rd, f, F_CLIENT, 1, INT32_MIN, INT32_MAX, &client) < 0 ||
         get_int(rd, f, F_THREAD, 0, INT32_MIN, INT32_MAX, &thread) < 0 ||
+        get_int(rd, f, F_NODE, 0, 0, SIM_HISTORY_NODES_MAX - 1, &node) < 0 ||
         get_int(rd, f, F_VALUE, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->value) < 0 ||
         get_int(rd, f, F_TOKEN, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->token) < 0 ||
         get_string(rd, f, F_DETAIL, 1, e->detail, sizeof(e->detail)) != 0)
@@ -361,6 +364,7 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
         return fail(rd, "unknown event type \"%.40s\"", type->valuestring);
     e->client = (int32_t)client;
     e->thread = (int32_t)thread;
+    e->node = (int32_t)node;
     return 0;
 }
 

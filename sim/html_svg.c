@@ -147,6 +147,16 @@ static int fault_mark(const sim_svg *s, size_t i, mark *m)
         snprintf(m->tip, sizeof(m->tip), "%s reached the failpoint %s at %ld ms",
                  who, e->detail, at);
         return 1;
+    case SIM_EV_NODE_DOWN:
+        snprintf(m->label, sizeof(m->label), "node %d down", e->node);
+        snprintf(m->tip, sizeof(m->tip), "node %d's server was killed at %ld ms "
+                 "and stays down until it restarts", e->node, at);
+        return 1;
+    case SIM_EV_RESTART:
+        snprintf(m->label, sizeof(m->label), "node %d restarts empty", e->node);
+        snprintf(m->tip, sizeof(m->tip), "node %d's server came back at %ld ms "
+                 "without the keys it had (no persistence)", e->node, at);
+        return 1;
     case SIM_EV_FAILOVER:
         m->told = failover_is_told(e->detail);
         snprintf(m->label, sizeof(m->label), "%s", e->detail);
@@ -267,14 +277,11 @@ static void key_span(sim_svg *s, const sim_key_span *k, double y)
     sim_svg_end(s);
 }
 
-/* The lock key's lane: each key from its creation to its end. */
-/* The node whose key a span is. One Redis holds the key in every stage
- * so far: node 0; a stage that writes its key on several nodes records
- * which one in its history, and this is where its span says so. */
+/* The node whose key a span is: 0 for a lock of one server; for one of
+ * several (v8) the history names the node of every key event. */
 static int key_node(const sim_key_span *k)
 {
-    (void)k;
-    return 0;
+    return k->node;
 }
 
 /* One node's key lane at y: whose key it held, and when. */
@@ -285,7 +292,7 @@ static void key_lane(sim_svg *s, int y, int node)
     fprintf(s->f, "<g class=\"lane key\" data-node=\"%d\">\n", node);
     sim_svg_rect(s, SIM_SVG_LABEL_W, y + 2, sim_svg_x(s, s->end) - SIM_SVG_LABEL_W,
                  SIM_SVG_LANE_H - 4, "class=\"track\" fill=\"#eef1f3\"");
-    snprintf(label, sizeof(label), s->nodes > 1 ? "node %d key" : "lock key", node + 1);
+    snprintf(label, sizeof(label), s->nodes > 1 ? "node %d key" : "lock key", node);
     sim_svg_text(s, 8, y + 21, "lane-label", "start", label);
     for (size_t k = 0; k < s->v->n_keys; k++)
         if (key_node(&s->v->keys[k]) == node)
@@ -535,6 +542,10 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
 
     if (row == NULL)
         return;
+    /* A lane per node of a lock of several; one for a verdict that
+     * could not name them. */
+    if (s.v->nodes > 1 && s.v->nodes <= SIM_HISTORY_NODES_MAX)
+        s.nodes = s.v->nodes;
     scale(&s, run);
     collect_faults(&s, &faults);
     rows = me_rows(&s, row);

@@ -138,7 +138,8 @@ static int stage_arg(const char *value, int as_make, int *stage)
     }
     fprintf(stderr, "sim: %s; stages:", why);
     for (i = 1; i <= SIM_STAGES; i++)
-        fprintf(stderr, " %d (%s)", i, sim_stage_name(i));
+        if (sim_stage_get(i) != NULL)
+            fprintf(stderr, " %d (%s)", i, sim_stage_name(i));
     fprintf(stderr, "\n");
     return -1;
 }
@@ -404,13 +405,15 @@ static int demo_cells(sim_cell *cells, char (*programs)[PATH_MAX], size_t *n)
     int stage;
 
     for (stage = 1; stage <= SIM_STAGES; stage++) {
-        if (client_program(stage, programs[stage - 1], PATH_MAX) != 0)
+        if (sim_stage_get(stage) != NULL &&
+            client_program(stage, programs[stage - 1], PATH_MAX) != 0)
             return -1;
     }
     *n = 0;
     for (i = 0; i < sim_scenario_count(); i++) {
         for (stage = 1; stage <= SIM_STAGES; stage++)
-            cells[(*n)++] = (sim_cell){ sim_scenario_at(i), stage, programs[stage - 1] };
+            if (sim_stage_get(stage) != NULL)
+                cells[(*n)++] = (sim_cell){ sim_scenario_at(i), stage, programs[stage - 1] };
     }
     return 0;
 }
@@ -559,8 +562,9 @@ static int cmd_list(const options *o)
         }
         printf("%-18s %s\n%18s answer key:", s->name, s->shows, "");
         for (stage = 1; stage <= SIM_STAGES; stage++)
-            printf(" v%d %s%s", stage, sim_scenario_key(s, stage),
-                   stage < SIM_STAGES ? "," : "\n");
+            if (sim_stage_get(stage) != NULL)
+                printf(" v%d %s%s", stage, sim_scenario_key(s, stage),
+                       stage < SIM_STAGES ? "," : "\n");
     }
     return 0;
 }

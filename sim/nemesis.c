@@ -192,16 +192,39 @@ int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len)
                                errstr, len)) < 0)
         return -1;
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, lag, "replica lacks lock");
-    record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->primary.port, "kill primary");
-    sim_server_kill(&n->cl->primary);
+    record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, n->cl->node[0].port, "kill primary");
+    sim_server_kill(&n->cl->node[0]);
     if ((n->sentinel != NULL ? sentinel_promote(n, errstr, len)
                              : promote(n, errstr, len)) != 0)
         return -1;
-    atomic_store(&n->ctl->primary_port, port);
+    atomic_store(&n->ctl->node_port[0], port);
     record(n, SIM_NO_CLIENT, SIM_EV_FAILOVER, port, "clients follow");
-    if (sim_observer_wait(n->ctl, port, RESUBSCRIBE_MS) != 0)
+    if (sim_observer_wait(n->ctl, 0, port, RESUBSCRIBE_MS) != 0)
         return sim_error(errstr, len, "the observer did not subscribe to the new primary (port %d) within %d ms",
                      port, RESUBSCRIBE_MS);
+    return 0;
+}
+
+/* ---- a node's death and restart ------------------------------------------ */
+
+void sim_nemesis_down(sim_nemesis *n, int node)
+{
+    sim_history_add_node(n->h, node, SIM_EV_NODE_DOWN, n->cl->node[node].port, "SIGKILL");
+    sim_cluster_down(n->cl, node);
+}
+
+int sim_nemesis_restart(sim_nemesis *n, int node, char *errstr, size_t len)
+{
+    int port;
+
+    if (sim_cluster_restart(n->cl, node, errstr, len) != 0)
+        return -1;
+    port = n->cl->node[node].port;
+    sim_history_add_node(n->h, node, SIM_EV_RESTART, port, "empty");
+    atomic_store(&n->ctl->node_port[node], port);
+    if (sim_observer_wait(n->ctl, node, port, RESUBSCRIBE_MS) != 0)
+        return sim_error(errstr, len, "the observer did not subscribe to node %d, "
+                         "restarted on port %d, within %d ms", node, port, RESUBSCRIBE_MS);
     return 0;
 }
 

@@ -10,10 +10,16 @@
  *             SIGKILLed and the replica promoted (REPLICAOF NO ONE, CLIENT
  *             UNPAUSE) without the lock; clients follow to it. The
  *             mechanism of an asynchronous replication loss, made
- *             deterministic. With a sentinel, the sentinel promotes.
+ *             deterministic. With a sentinel, the sentinel promotes. Of a
+ *             lock of several nodes, node 0 fails over.
+ *   down      a node is SIGKILLed and stays down: clients cannot reach it.
+ *   restart   a node comes back as a new, empty server (nothing persisted):
+ *             the key it held is gone. Clients and the observer follow it
+ *             to its new port.
  *
  * Every step goes into the history (pause begin/end, crash, failover
- * steps). The nemesis never touches the resource server. */
+ * steps, a node down or restarted). The nemesis never touches the
+ * resource server. */
 #ifndef SIM_NEMESIS_H
 #define SIM_NEMESIS_H
 
@@ -74,6 +80,13 @@ int sim_nemesis_hold_replica(sim_nemesis *n, char *errstr, size_t len);
  * clients at it and waits for the observer to subscribe there. 0, or -1
  * with errstr. */
 int sim_nemesis_failover(sim_nemesis *n, char *errstr, size_t len);
+
+/* Node goes down (SIGKILL) and stays down until it restarts. */
+void sim_nemesis_down(sim_nemesis *n, int node);
+
+/* Node restarts empty on a new port; clients are pointed at it and the
+ * observer subscribes there before this returns. 0, or -1 with errstr. */
+int sim_nemesis_restart(sim_nemesis *n, int node, char *errstr, size_t len);
 
 /* Closes what the nemesis holds open; resumes nobody. */
 void sim_nemesis_close(sim_nemesis *n);

@@ -7,6 +7,8 @@
  *                      short for the matrix, and the stock's numbers
  *   report_story.c     a run's story: the episodes and the release
  *                      results that matter, in time order
+ *   report_nodes.c     a lock of several nodes: each node's fault, and
+ *                      who held which nodes when the story turned
  *   report_timeline.c  the ASCII timeline
  *   report_matrix.c    the fault matrix and its evidence */
 #ifndef SIM_REPORT_INTERNAL_H
@@ -68,6 +70,22 @@ void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
                       int64_t t0_ns);
 void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
                             int64_t t0_ns);
+
+/* A lock of several nodes (v->nodes > 1), in words. A node's fault (it
+ * went down, restarted empty, or failed over): "node 0 restarted empty
+ * at 140 ms and lost A's key", and 1; 0 when e is no such fault, or the
+ * lock has one node. */
+int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
+                          const sim_event *e, int64_t t0_ns);
+
+/* Who held which nodes when the story turned (the first time two held
+ * the lock, or else the first time a waiter gave up): "at 260 ms, B's
+ * key was on nodes 0, 3 and 4, a majority; A's on nodes 1 and 2", that
+ * moment in *at_ns, and 1; 0 when there is no such moment or the lock
+ * has one node. */
+int sim_report_majority(char *buf, size_t len, const sim_verdict *v,
+                        const sim_event *ev, size_t n, int64_t t0_ns,
+                        int64_t *at_ns);
 
 /* A gap in the observer's stream, in words. */
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,

@@ -1,7 +1,9 @@
 /* report_story: a run told in time order, one line each: every episode
- * of the verdict, every release result that matters, and the fence's
- * work (a write the resource refused, a token two holders shared). The
- * terminal and a page tell the same story from here.
+ * of the verdict, every release result that matters, the fence's work
+ * (a write the resource refused, a token two holders shared), and for a
+ * lock of several nodes what happened to them and who held which when
+ * the story turned. The terminal and a page tell the same story from
+ * here.
  *
  * A release result matters when it says more than "done": NOT_OWNER
  * means the lock was lost before the release came (the stage refused to
@@ -31,6 +33,8 @@ static const struct {
     { SIM_REPORT_RELEASE, "release", "release results" },
     { SIM_REPORT_REFUSAL, "the fence held", "refused writes" },
     { SIM_REPORT_CLASH, "the fence failed", "shared tokens" },
+    { SIM_REPORT_NODES, "nodes", "node lines" },
+    { SIM_REPORT_MAJORITY, "majority", "majorities" },
 };
 #define KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -221,10 +225,14 @@ static void release_say(char *buf, size_t len, const sim_verdict *v,
         sim_report_put(who, sizeof(who), "client %s's", w);
     if (r->type == SIM_EV_RELEASE_ERROR) {
         retried(what, sizeof(what), ev, n, i, t0);
+        /* The history keeps SIM_DETAIL_LEN - 1 bytes of a reason, less
+         * where that would split a character: say where one was cut
+         * rather than end on half a word. */
         sim_report_put(buf, len, "%s release ended in an error at %ld ms "
-                       "(%s): whether it deleted the key is unknown%s", who,
+                       "(%s%s): whether it deleted the key is unknown%s", who,
                        sim_report_ms(r->t_ns, t0),
-                       r->detail[0] ? r->detail : "no reason recorded", what);
+                       r->detail[0] ? r->detail : "no reason recorded",
+                       strlen(r->detail) >= SIM_DETAIL_LEN - 4 ? "..." : "", what);
         return;
     }
     if (inv != NULL)
@@ -251,19 +259,28 @@ typedef struct story {
     size_t told;
 } story;
 
-/* The next source of the story's next line: the one whose next line
- * comes first; an episode first among lines of one instant, then the
- * fence, then a release. */
-enum { EPISODE, REFUSAL, CLASH, RELEASE_EVENT, NONE };
+/* Where the story is in each of its sources. */
+typedef struct cursor {
+    size_t e, r, i, f;  /* the next episode, refusal, release, node fault */
+    int clash;          /* the shared token is still to be told */
+    int64_t majority;   /* when who held which nodes is told; NEVER: told */
+} cursor;
 
-static int next_source(const story *st, size_t e, size_t r, int clash,
-                       size_t i)
+/* The next source of the story's next line: the one whose next line
+ * comes first; an episode first among lines of one instant, then who
+ * held which nodes then, the fence, a release, a node's fault. */
+enum { EPISODE, MAJORITY, REFUSAL, CLASH, RELEASE_EVENT, NODE_FAULT, NONE };
+
+static int next_source(const story *st, const cursor *at_now)
 {
+    const cursor *c = at_now;
     int64_t at[NONE] = {
-        e < st->v->n_episodes ? st->v->episodes[e].at_ns : NEVER,
-        r < st->v->n_refusals ? st->v->refusals[r].at_ns : NEVER,
-        clash ? st->v->clash.b_ns : NEVER,
-        i < st->n ? st->ev[i].t_ns : NEVER,
+        c->e < st->v->n_episodes ? st->v->episodes[c->e].at_ns : NEVER,
+        c->majority,
+        c->r < st->v->n_refusals ? st->v->refusals[c->r].at_ns : NEVER,
+        c->clash ? st->v->clash.b_ns : NEVER,
+        c->i < st->n ? st->ev[c->i].t_ns : NEVER,
+        c->f < st->n ? st->ev[c->f].t_ns : NEVER,
     };
     int best = NONE;
 
@@ -310,39 +327,81 @@ static void tell_more(story *st)
     }
 }
 
+/* Moves c->i to the next release result worth telling, c->f to the next
+ * node's fault. */
+static void skip(const story *st, cursor *c)
+{
+    char scratch[SIM_REPORT_SENTENCE];
+
+    while (c->i < st->n && !worth_telling(&st->ev[c->i]))
+        c->i++;
+    while (c->f < st->n && !sim_report_node_fault(scratch, sizeof(scratch),
+                                                  st->v, &st->ev[c->f], st->t0))
+        c->f++;
+}
+
+/* The node faults from c->f on that come before anything else, in one
+ * line: "node 3 went down at 9 ms; node 0 restarted empty at 140 ms and
+ * lost A's key". */
+static void node_faults(story *st, cursor *c, sim_report_line *line)
+{
+    int64_t first = st->ev[c->f].t_ns;
+    size_t used = 0;
+
+    line->text[0] = '\0';
+    do {
+        char one[SIM_REPORT_SENTENCE];
+
+        sim_report_node_fault(one, sizeof(one), st->v, &st->ev[c->f++], st->t0);
+        if (used < sizeof(line->text))
+            used += (size_t)snprintf(line->text + used, sizeof(line->text) - used,
+                                     "%s%s", used ? "; " : "", one);
+        skip(st, c);
+    } while (next_source(st, c) == NODE_FAULT);
+    tell(st, SIM_REPORT_NODES, first, line);
+}
+
 size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
                         int64_t t0_ns, size_t cap, sim_report_line_fn *fn,
                         void *arg)
 {
     story st = { v, ev, ev != NULL ? n : 0, t0_ns, cap, fn, arg,
                  { 0 }, { 0 }, 0 };
-    size_t e = 0, r = 0, i = 0;
-    int clash = v->token_clash;
-    sim_report_line line;
+    cursor c = { 0, 0, 0, 0, v->token_clash, NEVER };
+    sim_report_line line, majority;
 
+    if (sim_report_majority(majority.text, sizeof(majority.text), v, st.ev,
+                            st.n, t0_ns, &c.majority) == 0)
+        c.majority = NEVER;
     for (;;) {
-        while (i < st.n && !worth_telling(&ev[i]))
-            i++;
-        switch (next_source(&st, e, r, clash, i)) {
+        skip(&st, &c);
+        switch (next_source(&st, &c)) {
         case EPISODE:
-            sim_report_say(line.text, sizeof(line.text), &v->episodes[e], ev,
+            sim_report_say(line.text, sizeof(line.text), &v->episodes[c.e], ev,
                            t0_ns);
-            tell(&st, v->episodes[e].kind, v->episodes[e].at_ns, &line);
-            e++;
+            tell(&st, v->episodes[c.e].kind, v->episodes[c.e].at_ns, &line);
+            c.e++;
+            break;
+        case MAJORITY:
+            tell(&st, SIM_REPORT_MAJORITY, c.majority, &majority);
+            c.majority = NEVER;
             break;
         case REFUSAL:
-            sim_report_refusal(line.text, sizeof(line.text), &v->refusals[r],
+            sim_report_refusal(line.text, sizeof(line.text), &v->refusals[c.r],
                                t0_ns);
-            tell(&st, SIM_REPORT_REFUSAL, v->refusals[r++].at_ns, &line);
+            tell(&st, SIM_REPORT_REFUSAL, v->refusals[c.r++].at_ns, &line);
             break;
         case CLASH:
             sim_report_clash(line.text, sizeof(line.text), &v->clash, t0_ns);
             tell(&st, SIM_REPORT_CLASH, v->clash.b_ns, &line);
-            clash = 0;
+            c.clash = 0;
             break;
         case RELEASE_EVENT:
-            release_say(line.text, sizeof(line.text), v, ev, st.n, i, t0_ns);
-            tell(&st, SIM_REPORT_RELEASE, ev[i++].t_ns, &line);
+            release_say(line.text, sizeof(line.text), v, ev, st.n, c.i, t0_ns);
+            tell(&st, SIM_REPORT_RELEASE, ev[c.i++].t_ns, &line);
+            break;
+        case NODE_FAULT:
+            node_faults(&st, &c, &line);
             break;
         default:
             tell_more(&st);

@@ -1,6 +1,7 @@
 /* report_timeline: a run drawn in rows of 60 columns, one lane per
- * client, one for the lock key and one marking every episode of the
- * verdict, with a legend right under it of every symbol drawn.
+ * client, one for the lock key (one per node, for a lock of several) and
+ * one marking every episode of the verdict, with a legend right under it
+ * of every symbol drawn.
  *
  * Eight columns make one lease, whatever the run, so that one scenario
  * drawn for two stages compares column by column. A letter always names
@@ -55,11 +56,12 @@ typedef struct timeline {
     int width;        /* columns drawn: the run and SLACK */
     int lanes;        /* client lanes drawn */
     int clients;      /* clients in the run: lanes past MAX_LANES are not */
-    char *cells;      /* rows of width + 1: the lanes, the key, the marks,
+    int nodes;        /* key lanes: one per node of the lock */
+    char *cells;      /* rows of width + 1: the lanes, the keys, the marks,
                        * then each lane's marks of one moment */
     lane_state *st;
     int64_t *since;   /* when each lane last changed */
-    char *key;
+    char *key;        /* node k's lane: key + k * (width + 1) */
     char *marks;
     int pushed;       /* a mark took a later column than its moment's */
 } timeline;
@@ -67,6 +69,18 @@ typedef struct timeline {
 static char *lane(const timeline *tl, int c)
 {
     return tl->cells + (size_t)c * (size_t)(tl->width + 1);
+}
+
+/* Node k's key lane. */
+static char *key_lane(const timeline *tl, int k)
+{
+    return lane(tl, tl->lanes + k);
+}
+
+/* Client c's marks of one moment, laid over its lane once it is painted. */
+static char *over(const timeline *tl, int c)
+{
+    return lane(tl, tl->lanes + tl->nodes + 1 + c);
 }
 
 static int col(const timeline *tl, int64_t t)
@@ -99,7 +113,7 @@ static void mark(timeline *tl, int c, int64_t t, char ch, int min_col)
     }
     if (at >= tl->width)
         at = tl->width - 1;
-    lane(tl, tl->lanes + 2 + c)[at] = ch;
+    over(tl, c)[at] = ch;
     s->next_mark = at + 1;
 }
 
@@ -225,14 +239,14 @@ static void draw_clients(timeline *tl, const sim_event *ev, size_t n)
         client_lane_event(tl, &ev[i]);
     }
     for (int c = 0; c < tl->lanes; c++) {
-        const char *over = lane(tl, tl->lanes + 2 + c);
+        const char *marks = over(tl, c);
         char ch = client_symbol(&tl->st[c]), *row = lane(tl, c);
 
         if (ch != ' ')
             paint(tl, row, tl->since[c], tl->end, ch);
         for (int k = 0; k < tl->width; k++)
-            if (over[k] != ' ')
-                row[k] = over[k];
+            if (marks[k] != ' ')
+                row[k] = marks[k];
     }
 }
 
@@ -249,35 +263,63 @@ static char key_symbol(const sim_key_span *k, int ttl)
     return (char)((ttl ? 'A' : 'a') + k->owner);
 }
 
-/* Each key from its creation to its end. A column shows the first key
- * that began in it: one that begins where another began already is
- * drawn from the next column, if it is still there then. So a short key
- * is not hidden by the next one, and none is drawn past its end. */
+/* ':' while a node is down: from its death to its restart, or to the
+ * run's end. */
+static void draw_down(timeline *tl, const sim_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i + 1;
+        int k = ev[i].node;
+
+        if (ev[i].type != SIM_EV_NODE_DOWN || k >= tl->nodes)
+            continue;
+        while (j < n && !(ev[j].type == SIM_EV_RESTART && ev[j].node == k))
+            j++;
+        for (int c = col(tl, ev[i].t_ns); c <= col(tl, j < n ? ev[j].t_ns : tl->end); c++)
+            key_lane(tl, k)[c] = ':';
+    }
+}
+
+/* Each key from its creation to its end, in its node's lane. A column
+ * shows the first key that began in it: one that begins where another
+ * began already is drawn from the next column, if it is still there
+ * then. So a short key is not hidden by the next one, and none is drawn
+ * past its end. */
 static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
                      size_t n)
 {
-    int next = 0;
+    int next[SIM_HISTORY_NODES_MAX] = { 0 };
 
-    memset(tl->key, '_', (size_t)col(tl, tl->end) + 1);
+    for (int k = 0; k < tl->nodes; k++)
+        memset(key_lane(tl, k), '_', (size_t)col(tl, tl->end) + 1);
+    draw_down(tl, ev, n);
     for (size_t k = 0; k < v->n_keys; k++) {
         const sim_key_span *s = &v->keys[k];
         int64_t to = s->to_ns < tl->end ? s->to_ns : tl->end;
         int from = col(tl, s->from_ns), last = col(tl, to);
 
-        if (from < next)
-            from = next;
+        if (s->node >= tl->nodes)
+            continue;
+        if (from < next[s->node])
+            from = next[s->node];
         if (from > last)
             continue;
         for (int c = from; c <= last; c++)
-            tl->key[c] = key_symbol(s, tl->t0 + (int64_t)(c + 1) *
-                                    tl->per_col > s->ttl_ns);
-        next = from + 1;
+            key_lane(tl, s->node)[c] = key_symbol(s, tl->t0 + (int64_t)(c + 1) *
+                                                  tl->per_col > s->ttl_ns);
+        next[s->node] = from + 1;
     }
-    /* The moment the old primary's keys were lost, drawn over the key. */
-    for (size_t i = 0; i < n; i++)
+    /* The moment a node's server lost its keys, drawn over its lane: the
+     * old primary's in a failover, a node's own in a restart. */
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].node >= tl->nodes)
+            continue;
         if (ev[i].type == SIM_EV_FAILOVER &&
             strncmp(ev[i].detail, "promote", 7) == 0)
-            tl->key[col(tl, ev[i].t_ns)] = '^';
+            key_lane(tl, ev[i].node)[col(tl, ev[i].t_ns)] = '^';
+        if (ev[i].type == SIM_EV_RESTART)
+            key_lane(tl, ev[i].node)[col(tl, ev[i].t_ns)] = '>';
+    }
 }
 
 /* ! every moment two or more held the lock, * each foreign delete, @ each
@@ -364,7 +406,13 @@ static void draw_rows(FILE *out, const timeline *tl, int marks)
                      sim_check_client_name(c, name, sizeof(name)));
             put_lane(out, label, lane(tl, c), from, used);
         }
-        put_lane(out, "lock key", tl->key, from, used);
+        for (int k = 0; k < tl->nodes; k++) {
+            char label[LABEL + 16];
+
+            snprintf(label, sizeof(label), "node %d", k);
+            put_lane(out, tl->nodes > 1 ? label : "lock key", key_lane(tl, k),
+                     from, used);
+        }
         if (marks)
             put_lane(out, "anomaly", tl->marks, from, used);
     }
@@ -386,7 +434,9 @@ static const symbol client_symbols[] = {
 static const symbol key_symbols[] = {
     { '_', "no key" }, { '?', "a key whose maker cannot be named" },
     { '&', "the key of a client past Z" },
-    { '^', "failover: the new primary has no key" }, { 0, NULL } };
+    { '^', "failover: the new primary has no key" },
+    { '>', "restart: the node came back empty" },
+    { ':', "the node is down" }, { 0, NULL } };
 static const symbol mark_symbols[] = {
     { '!', "two holders" }, { '*', "a lock deleted by a non-owner" },
     { '@', "a waiter gave up: deadlock" }, { 0, NULL } };
@@ -436,10 +486,13 @@ static void legend_group(FILE *out, const char **left, const char *label,
 
 static void legend_key(FILE *out, const char **left, const timeline *tl)
 {
+    /* Every node's lane, one after the other: one text to look in. */
+    size_t size = (size_t)tl->nodes * (size_t)(tl->width + 1);
+    const char *label = tl->nodes > 1 ? "nodes:" : "lock key:";
     const char *letters[3];
     int n = 0, upper = 0, lower = 0;
 
-    for (int c = 0; c < tl->width; c++) {
+    for (size_t c = 0; c < size; c++) {
         upper |= tl->key[c] >= 'A' && tl->key[c] <= 'Z';
         lower |= tl->key[c] >= 'a' && tl->key[c] <= 'z';
     }
@@ -449,9 +502,9 @@ static void legend_key(FILE *out, const char **left, const timeline *tl)
         letters[n++] = "a-z that client's key, no TTL: it never expires";
     letters[n] = "";
     if (n > 0)
-        put_items(out, left, "lock key:", letters);
-    legend_group(out, left, n > 0 ? "" : "lock key:", key_symbols, tl->key,
-                 (size_t)tl->width, NULL);
+        put_items(out, left, label, letters);
+    legend_group(out, left, n > 0 ? "" : label, key_symbols, tl->key, size,
+                 NULL);
 }
 
 /* What a column is worth: "one column is 37.5 ms: 8 columns, from one +
@@ -513,7 +566,7 @@ static void draw_legend(FILE *out, const timeline *tl, int marks)
 /* ---- the whole ------------------------------------------------------------------ */
 
 static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
-                         int64_t t0, int clients, long lease_ms)
+                         int64_t t0, int clients, long lease_ms, int nodes)
 {
     int64_t end = n > 0 ? ev[n - 1].t_ns : t0;
     size_t rows;
@@ -528,7 +581,8 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
             clients = ev[i].client + 1;
     tl->clients = clients;
     tl->lanes = clients < MAX_LANES ? clients : MAX_LANES;
-    rows = 2 * (size_t)tl->lanes + 2;
+    tl->nodes = nodes > 1 && nodes <= SIM_HISTORY_NODES_MAX ? nodes : 1;
+    rows = 2 * (size_t)tl->lanes + (size_t)tl->nodes + 1;
     tl->cells = malloc(rows * (size_t)(tl->width + 1));
     tl->st = calloc((size_t)tl->lanes + 1, sizeof(*tl->st));
     tl->since = calloc((size_t)tl->lanes + 1, sizeof(*tl->since));
@@ -536,7 +590,7 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
         return -1;
     memset(tl->cells, ' ', rows * (size_t)(tl->width + 1));
     tl->key = lane(tl, tl->lanes);
-    tl->marks = lane(tl, tl->lanes + 1);
+    tl->marks = lane(tl, tl->lanes + tl->nodes);
     return 0;
 }
 
@@ -551,7 +605,8 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
     /* Without a verdict, the key lane still needs to know each owner. */
     if (v == NULL)
         sim_check(ev, n, &own);
-    if (init_timeline(&tl, ev, n, t0_ns, clients, lease_ms) != 0) {
+    if (init_timeline(&tl, ev, n, t0_ns, clients, lease_ms,
+                      (v != NULL ? v : &own)->nodes) != 0) {
         fprintf(out, "  (no timeline: out of memory)\n");
     } else {
         draw_clients(&tl, ev, n);

@@ -118,9 +118,14 @@ static int setup_control(runner *r, char *errstr, size_t len)
     ctl->lease_ms = r->cfg->lease_ms;
     ctl->retry_ms = r->cfg->lease_ms / 30 > 0 ? r->cfg->lease_ms / 30 : 1;
     ctl->timeout_ms = CLIENT_TIMEOUT_MS;
+    ctl->nodes = r->cl.nodes;
+    /* Far below the lease, and far above a reply's delay on a loaded
+     * machine: a node is never counted failed for being slow. */
+    ctl->node_timeout_ms = leases(r, 0.5);
     ctl->resource_port = r->cl.resource.port;
     ctl->observed = 1;
-    atomic_store(&ctl->primary_port, r->cl.primary.port);
+    for (i = 0; i < r->cl.nodes; i++)
+        atomic_store(&ctl->node_port[i], r->cl.node[i].port);
     for (i = 0; i < r->n; i++)
         fill_plan(r, i);
     return 0;
@@ -169,7 +174,7 @@ static int spawn_clients(runner *r, char *errstr, size_t len)
  * is, and the nemesis leaves the promotion to it. */
 static int start_sentinel(runner *r, char *errstr, size_t len)
 {
-    if (sim_sentinel_start(&r->sentinel, r->cl.dir, MASTER_NAME, r->cl.primary.port,
+    if (sim_sentinel_start(&r->sentinel, r->cl.dir, MASTER_NAME, r->cl.node[0].port,
                            DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS, errstr, len) != 0 ||
         sim_nemesis_use_sentinel(&r->nem, &r->sentinel, MASTER_NAME, errstr, len) != 0)
         return -1;
@@ -179,14 +184,28 @@ static int start_sentinel(runner *r, char *errstr, size_t len)
     return 0;
 }
 
+/* The nodes the restart scenario keeps down until it strikes: as many as
+ * it asks, and never so many that the rest are no majority (a lock of one
+ * node has none to spare). */
+static int nodes_down(const runner *r)
+{
+    int spare = r->cl.nodes - (r->cl.nodes / 2 + 1);
+
+    if (r->s->fault.kind != SIM_FAULT_RESTART)
+        return 0;
+    return r->s->fault.down < spare ? r->s->fault.down : spare;
+}
+
 static int setup(runner *r, char *errstr, size_t len)
 {
     unsigned flags = SIM_CLUSTER_RESOURCE;
+    int i;
 
     if (r->s->fault.kind == SIM_FAULT_FAILOVER)
         flags |= SIM_CLUSTER_REPLICA;
     if (assign_actors(r, errstr, len) != 0 ||
-        sim_cluster_start(&r->cl, flags, errstr, len) != 0 ||
+        sim_cluster_start(&r->cl, sim_stage_get(r->cfg->stage)->masters, flags,
+                          errstr, len) != 0 ||
         setup_control(r, errstr, len) != 0 ||
         stock(r, 0, errstr, len) != 0)
         return -1;
@@ -201,6 +220,8 @@ static int setup(runner *r, char *errstr, size_t len)
         ((r->cfg->sentinel && start_sentinel(r, errstr, len) != 0) ||
          sim_nemesis_hold_replica(&r->nem, errstr, len) != 0))
         return -1;
+    for (i = r->cl.nodes - nodes_down(r); i < r->cl.nodes; i++)
+        sim_nemesis_down(&r->nem, i);
     return spawn_clients(r, errstr, len);
 }
 
@@ -263,6 +284,20 @@ static void signal_clients(runner *r, int64_t now)
     }
 }
 
+/* Node 0 restarts empty; the nodes that were down come back, empty too. */
+static int restart(runner *r, char *errstr, size_t len)
+{
+    int i;
+
+    if (sim_nemesis_restart(&r->nem, 0, errstr, len) != 0)
+        return -1;
+    for (i = r->cl.nodes - nodes_down(r); i < r->cl.nodes; i++) {
+        if (sim_nemesis_restart(&r->nem, i, errstr, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int strike(runner *r, int64_t now, char *errstr, size_t len)
 {
     const sim_fault *f = &r->s->fault;
@@ -275,8 +310,10 @@ static int strike(runner *r, int64_t now, char *errstr, size_t len)
     if (f->kind == SIM_FAULT_FAILOVER &&
         sim_nemesis_failover(&r->nem, errstr, len) != 0)
         return -1;
-    if (f->kind != SIM_FAULT_FAILOVER && target >= 0 && target < r->n &&
-        r->fleet.pid[target] != 0) {
+    if (f->kind == SIM_FAULT_RESTART && restart(r, errstr, len) != 0)
+        return -1;
+    if ((f->kind == SIM_FAULT_PAUSE || f->kind == SIM_FAULT_CRASH) &&
+        target >= 0 && target < r->n && r->fleet.pid[target] != 0) {
         if (f->kind == SIM_FAULT_PAUSE)
             sim_nemesis_pause(&r->nem, target, leases(r, f->len));
         else
@@ -311,16 +348,20 @@ static int drive(runner *r, char *errstr, size_t len)
 
 /* ---- the end -------------------------------------------------------------------- */
 
-/* One last sync marker: every key event the clients caused is recorded. */
+/* One last sync marker on each node: every key event the clients caused
+ * is recorded. */
 static void drain_observer(runner *r)
 {
     char why[128];
-    redisContext *c = sim_control_connect_primary(r->fleet.ctl, why, sizeof(why));
+    redisContext *c;
+    int i;
 
-    if (c == NULL)
-        return;
-    sim_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, 1, OBSERVER_TIMEOUT_MS);
-    redisFree(c);
+    for (i = 0; i < r->fleet.ctl->nodes; i++) {
+        if ((c = sim_control_connect_node(r->fleet.ctl, i, why, sizeof(why))) == NULL)
+            continue;
+        sim_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, i, 1, OBSERVER_TIMEOUT_MS);
+        redisFree(c);
+    }
 }
 
 static void describe(const runner *r, sim_run *run)
@@ -340,6 +381,7 @@ static void describe(const runner *r, sim_run *run)
     run->info.lease_ms = r->cfg->lease_ms;
     run->info.seed = r->cfg->seed;
     run->info.clients = r->n;
+    run->info.nodes = r->cl.nodes;
 }
 
 static int finish(runner *r, sim_run *run, char *errstr, size_t len)
@@ -368,17 +410,10 @@ static void teardown(runner *r)
     sim_cluster_stop(&r->cl);
 }
 
-/* The cluster starts one primary (and a replica for the failover): a
- * stage that talks to several independent masters needs more first. */
 static int playable(int stage, char *errstr, size_t len)
 {
-    const sim_stage *st = sim_stage_get(stage);
-
-    if (st == NULL)
+    if (sim_stage_get(stage) == NULL)
         return sim_error(errstr, len, "stage %d is not a line of sim/stages.def", stage);
-    if (st->masters != 1)
-        return sim_error(errstr, len, "%s talks to %d independent masters, and the runner "
-                         "starts one primary: it cannot play this stage", st->dir, st->masters);
     return 0;
 }
 

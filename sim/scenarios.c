@@ -7,7 +7,9 @@
 
 /* ---- the table ------------------------------------------------------------------
  * Times are in leases L. Each margin that decides a cell is at least about
- * 0.4 L; the comment above each scenario gives its timeline. */
+ * 0.4 L; the comment above each scenario gives its timeline. The expect
+ * line has a cell per stage number, NULL for a number that sim/stages.def
+ * skips. */
 
 #define AT_START { SIM_AFTER_START, SIM_PHASE_READY, 0 }
 #define AFTER(who, phase, delay) { who, SIM_PHASE_##phase, delay }
@@ -19,7 +21,7 @@ static const sim_scenario table[] = {
     { "baseline", "no faults: every stage keeps the lock and sells exactly the stock", 100,
       { { 'A', SIM_PLAN_LOOP, .hold = 0.01, .wait = 100, .start = AT_START, .copies = 8 } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "-", "-", "-", "-" } },
+      { "-", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A is killed 0.3 L into its section; B waits 4 L. A key with a
      * lease frees itself after 1 L; v1's never does. */
@@ -27,7 +29,7 @@ static const sim_scenario table[] = {
       { { 'A', SIM_PLAN_ONCE, .hold = 2, .wait = 1, .start = AT_START },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', IN_CS, 0.1) } },
       { .kind = SIM_FAULT_CRASH, .target = 'A', .when = AFTER('A', IN_CS, 0.3) },
-      { "DL", "-", "-", "-", "-", "-", "-" } },
+      { "DL", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A dies right after SETNX, before any lease is set (v1, v2). B
      * starts when A is gone and waits 4 L. */
@@ -36,7 +38,7 @@ static const sim_scenario table[] = {
           .failpoint = "acquire.after_setnx=crash" },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', DONE, 0.1) } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "-", "-", "-", "-", "-" } },
+      { "DL", "DL", "-", "-", "-", "-", "-", "-" } },
 
     /* A works 3 L under a 1 L lease. B arrives at 2.5 L and finds the
      * lock free (A's lease ran out); C waits behind B. At 3 L A releases:
@@ -47,7 +49,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.5) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU" } },
 
     /* A is stopped 0.1 L into its section, for 3 L: its lease runs out,
      * v6's watchdog is frozen with it. Its section lasts 0.5 L, so a
@@ -60,7 +62,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU" } },
 
     /* A stops for 3 L between its GET and its DEL (v4 only has that
      * step). B arrives 2.5 L after A's release began and takes the
@@ -75,7 +77,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .lease = 4,
           .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "ME MD LU", "-", "-", "-" } },
+      { "-", "-", "-", "ME MD LU", "-", "-", "-", "-" } },
 
     /* A holds 1 L under a 2 L lease. B never took the lock and releases it
      * 0.1 L after A got in, 0.9 L before A's own release; C is already
@@ -88,20 +90,25 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 1.5, .wait = LONG_WAIT, .lease = 2,
           .start = AFTER('A', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-", "-" } },
 
-    /* The replica holds back its stream; A takes the lock on the primary;
-     * at 0.1 L the primary dies and the replica is promoted without the
-     * lock. B takes it there and holds 3 L. A works until 0.5 L after B
-     * got in (however long the promotion took: a sentinel needs about a
-     * second), then its release (an I/O error, then a retry) reaches the
-     * new primary while B's key is alive. */
+    /* The replica holds back its stream; A takes the lock on the primary
+     * (node 0); at 0.1 L the primary dies and the replica is promoted
+     * without the lock. B takes it there and holds 3 L under a 4 L
+     * lease. A works until 0.5 L after B got in (however long the
+     * promotion took: a sentinel needs about a second), then its release
+     * (an I/O error, then a retry) reaches the new primary while B's key
+     * has 3.5 L to live, however late a loaded machine runs the retry.
+     * A's lease (12 L)
+     * outlasts the promotion (a sentinel's takes about 4 L) and B's whole
+     * wait (3 L): where B never gets in (a majority of nodes), A leaves
+     * 0.5 L after B gave up, its lease still running. */
     { "failover", "the primary dies before the lock reached its replica", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 12, .start = AT_START,
           .until = AFTER('B', IN_CS, 0.5) },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER_FAULT(0) } },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-" } },
 
     /* A's thread asks again for the lock it holds, with a 0.5 L budget
      * under a 4 L lease: its own key must outlive the budget by far, or a
@@ -109,7 +116,22 @@ static const sim_scenario table[] = {
     { "reentrant", "the holder's own thread acquires the lock again", 10,
       { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .lease = 4, .start = AT_START } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "DL", "DL", "DL", "-", "-" } },
+      { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL" } },
+
+    /* Of several nodes, the last two are down while A takes the lock: A
+     * holds a bare majority (nodes 0, 1, 2). At 0.1 L node 0 restarts
+     * empty, and the two come back, empty too. B asks: nodes 0, 3 and 4
+     * say OK, a majority that A's 1 and 2 cannot stop. Of one node, the
+     * primary restarts empty and B takes the lock there. Then as in the
+     * failover: A works until 0.5 L after B got in, and releases into B's
+     * lock (4 L), its own lease (12 L) still running. */
+    { "restart", "a node restarts without persistence and forgets the lock", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 12, .start = AT_START,
+          .until = AFTER('B', IN_CS, 0.5) },
+        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
+      { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
+        .down = 2 },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU" } },
 };
 
 #define SCENARIOS (sizeof(table) / sizeof(table[0]))

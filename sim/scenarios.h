@@ -45,7 +45,9 @@ typedef enum sim_fault_kind {
     SIM_FAULT_NONE,
     SIM_FAULT_PAUSE,    /* SIGSTOP the target for len leases */
     SIM_FAULT_CRASH,    /* SIGKILL the target */
-    SIM_FAULT_FAILOVER  /* promote a replica that lacks the lock */
+    SIM_FAULT_FAILOVER, /* promote node 0's replica, which lacks the lock */
+    SIM_FAULT_RESTART   /* node 0 restarts empty (no persistence), and the
+                         * nodes that were down come back, empty too */
 } sim_fault_kind;
 
 typedef struct sim_fault {
@@ -53,6 +55,9 @@ typedef struct sim_fault {
     char target;       /* the client paused or crashed */
     sim_trigger when;  /* when the nemesis strikes */
     double len;        /* pause: how long, in leases */
+    int down;          /* restart: the last `down` nodes of a lock of
+                        * several are down from the start until it
+                        * strikes (a lock of one node has none to spare) */
 } sim_fault;
 
 typedef struct sim_scenario {

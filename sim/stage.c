@@ -3,8 +3,16 @@
 
 #include "stage.h"
 
+/* Every stage's masters can be started. */
 #define SIM_STAGE(n, folder, base, masters, adds) \
-    { n, folder, base, masters, SIM_STAGE_CAPS_##n },
+    _Static_assert((masters) >= 1 && (masters) <= SIM_NODES_MAX, \
+                   folder " talks to more masters than SIM_NODES_MAX (sim/stage.h)");
+#include "stages.def"
+#undef SIM_STAGE
+
+/* By number: a number the list skips stays zero (n = 0). */
+#define SIM_STAGE(n, folder, base, masters, adds) \
+    [n - 1] = { n, folder, base, masters, SIM_STAGE_CAPS_##n },
 static const sim_stage table[SIM_STAGES] = {
 #include "stages.def"
 };
@@ -12,7 +20,7 @@ static const sim_stage table[SIM_STAGES] = {
 
 const sim_stage *sim_stage_get(int n)
 {
-    return n >= 1 && n <= SIM_STAGES ? &table[n - 1] : NULL;
+    return n >= 1 && n <= SIM_STAGES && table[n - 1].n == n ? &table[n - 1] : NULL;
 }
 
 const char *sim_stage_name(int n)

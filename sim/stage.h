@@ -19,6 +19,10 @@
 #define SIM_CAP_WATCHDOG  0x20u /* a thread renews the lease while held (v6) */
 #define SIM_CAP_PUBSUB    0x40u /* waiters wake on the unlock message (v6) */
 #define SIM_CAP_TOKEN     0x80u /* each acquisition draws a fencing token (v7) */
+#define SIM_CAP_QUORUM    0x100u /* a majority of independent masters (v8) */
+
+#define SIM_NODES_MAX 5 /* the most independent masters a stage may talk to:
+                         * what a run or a test starts for it (v8's five) */
 
 /* SIM_STAGE_CAPS_<n>: stage n's capabilities, its base's included. A base
  * must come before its stage: a later one does not compile. */
@@ -31,8 +35,12 @@ enum {
 };
 #undef SIM_STAGE
 
-/* SIM_STAGES: how many stages there are. */
-#define SIM_STAGE(n, folder, base, masters, adds) +1
+/* SIM_STAGES: the last line's number, the highest a stage has, so the
+ * size of every table indexed by a stage's number (0 * 0 + 1 * 0 + ...
+ * + n). A number may be missing from the list (a stage written apart,
+ * not merged yet): sim_stage_get is NULL for it, and every loop over the
+ * stages skips it. */
+#define SIM_STAGE(n, folder, base, masters, adds) * 0 + n
 enum {
     SIM_STAGES = 0
 #include "stages.def"
@@ -49,7 +57,8 @@ typedef struct sim_stage {
     unsigned caps;    /* SIM_CAP_* bits, its base's included */
 } sim_stage;
 
-/* Stage n's line, or NULL when n is not a stage. */
+/* Stage n's line, or NULL when n is not a stage (0, above SIM_STAGES, or a
+ * number the list skips). */
 const sim_stage *sim_stage_get(int n);
 
 /* Stage n's folder name; "?" when n is not a stage. */

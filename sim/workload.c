@@ -84,26 +84,28 @@ static long hold_ms(sim_workload *w)
 /* ---- the lock ---------------------------------------------------------------- */
 
 /* Waits until the observer has recorded every key event that came before
- * our acquire, so a DEL that freed the lock for us is never stamped after
- * our acquire (observer.h). Best effort: a broken link skips it. Without
- * an observer (the bench) there is nothing to wait for, and the marker
- * would only add a command to every acquisition. */
+ * our acquire, on every node, so a DEL that freed the lock for us is never
+ * stamped after our acquire (observer.h). Best effort: a broken link skips
+ * it. Without an observer (the bench) there is nothing to wait for, and
+ * the marker would only add a command to every acquisition. */
 static void sync_observer(sim_workload *w)
 {
     char why[128];
-    int rc;
+    int i;
 
     if (!w->ctl->observed)
         return;
-    if (w->sync == NULL)
-        w->sync = sim_control_connect_primary(w->ctl, why, sizeof(why));
-    if (w->sync == NULL)
-        return;
-    rc = sim_observer_sync(w->sync, w->ctl, w->client, ++w->sync_seq,
-                                   SYNC_TIMEOUT_MS);
-    if (rc < 0) {
-        redisFree(w->sync);
-        w->sync = NULL;
+    ++w->sync_seq;
+    for (i = 0; i < w->ctl->nodes; i++) {
+        if (w->sync[i] == NULL)
+            w->sync[i] = sim_control_connect_node(w->ctl, i, why, sizeof(why));
+        if (w->sync[i] == NULL)
+            continue; /* a node that is down has no events to wait for */
+        if (sim_observer_sync(w->sync[i], w->ctl, w->client, i, w->sync_seq,
+                              SYNC_TIMEOUT_MS) < 0) {
+            redisFree(w->sync[i]);
+            w->sync[i] = NULL;
+        }
     }
 }
 
@@ -348,7 +350,10 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     cfg.lease_ms = w->plan->lease_ms;
     cfg.wait_ms = w->plan->wait_ms;
     cfg.retry_ms = ctl->retry_ms;
-    cfg.connect = sim_control_connect_primary;
+    cfg.nodes = ctl->nodes;
+    if (ctl->node_timeout_ms > 0)
+        cfg.node_timeout_ms = ctl->node_timeout_ms;
+    cfg.connect = sim_control_connect_node;
     cfg.connect_arg = ctl;
     cfg.timeout_ms = ctl->timeout_ms;
     if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {
@@ -360,9 +365,14 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
 
 void sim_workload_close(sim_workload *w)
 {
+    int i;
+
     dlock_free(w->lock);
     redisFree(w->resource);
-    redisFree(w->sync);
+    for (i = 0; i < SIM_NODES_MAX; i++) {
+        redisFree(w->sync[i]);
+        w->sync[i] = NULL;
+    }
     w->lock = NULL;
-    w->resource = w->sync = NULL;
+    w->resource = NULL;
 }

@@ -41,7 +41,7 @@ typedef struct sim_workload {
     dlock *lock;            /* the stage under test */
     long long token;        /* the fencing token of our hold; 0: none */
     redisContext *resource; /* the resource server: the stock, the counter */
-    redisContext *sync;     /* the lock's server, for sync markers; NULL until needed */
+    redisContext *sync[SIM_NODES_MAX]; /* each node, for sync markers; NULL until needed */
     long long sync_seq;     /* the last marker sent */
     unsigned rng;           /* LOOP's hold jitter, from the plan's seed */
     char errstr[128];       /* why the workload gave up */

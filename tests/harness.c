@@ -15,8 +15,10 @@
 
 static char root[SIM_PATH_LEN];    /* the run's temp dir */
 static int servers_started;        /* names servers uniquely in root */
-static sim_server tcase_server;    /* the unchecked fixture's server */
-static redisContext *test_redis;   /* the checked fixture's connection */
+_Static_assert(STAGE_COUNT > 0 && SIM_NODES_MAX >= 1, "a stage talks to one node at least");
+
+static sim_server tcase_node[SIM_NODES_MAX];   /* the unchecked fixture's servers */
+static redisContext *test_redis[SIM_NODES_MAX]; /* the checked fixture's connections */
 static int64_t title_ms;           /* when harness_title ran; 0 = no title */
 
 /* ---- the runner's side ------------------------------------------------------ */
@@ -65,41 +67,77 @@ void harness_server_start(sim_server *s)
     ck_assert_msg(rc == 0, "cannot start redis-server for the test: %s", err);
 }
 
+int harness_nodes(void)
+{
+    return CAPS.masters;
+}
+
 void harness_server_setup(void)
 {
-    harness_server_start(&tcase_server);
+    int i;
+
+    if (CAPS.masters > SIM_NODES_MAX) {
+        fprintf(stderr, "tests: %s talks to %d masters; the harness starts at most %d\n",
+                CAPS.dir, CAPS.masters, SIM_NODES_MAX);
+        exit(EXIT_FAILURE);
+    }
+    for (i = 0; i < harness_nodes(); i++)
+        harness_server_start(&tcase_node[i]);
 }
 
 void harness_server_teardown(void)
 {
-    sim_server_stop(&tcase_server);
+    int i;
+
+    for (i = 0; i < harness_nodes(); i++)
+        sim_server_stop(&tcase_node[i]);
+}
+
+const sim_server *harness_node(int i)
+{
+    ck_assert_msg(i >= 0 && i < harness_nodes(), "node %d: the tcase has %d", i, harness_nodes());
+    return &tcase_node[i];
+}
+
+redisContext *harness_node_redis(int i)
+{
+    ck_assert_msg(i >= 0 && i < harness_nodes() && test_redis[i] != NULL,
+                  "this tcase has no server fixture for node %d", i);
+    return test_redis[i];
 }
 
 const sim_server *harness_server(void)
 {
-    return &tcase_server;
+    return harness_node(0);
 }
 
 redisContext *harness_redis(void)
 {
-    ck_assert_msg(test_redis != NULL, "this tcase has no server fixture");
-    return test_redis;
+    return harness_node_redis(0);
 }
 
 void harness_test_setup(void)
 {
+    int i;
+
     title_ms = 0;
-    if (tcase_server.pid == 0)
+    if (tcase_node[0].pid == 0)
         return;
-    test_redis = harness_connect(&tcase_server);
-    /* Tests of one tcase share its server: each starts from nothing. */
-    harness_status(test_redis, "FLUSHALL");
+    /* Tests of one tcase share its servers: each starts from nothing. */
+    for (i = 0; i < harness_nodes(); i++) {
+        test_redis[i] = harness_connect(&tcase_node[i]);
+        harness_status(test_redis[i], "FLUSHALL");
+    }
 }
 
 void harness_test_teardown(void)
 {
-    redisFree(test_redis);
-    test_redis = NULL;
+    int i;
+
+    for (i = 0; i < SIM_NODES_MAX; i++) {
+        redisFree(test_redis[i]);
+        test_redis[i] = NULL;
+    }
     if (title_ms != 0)
         printf("  ... Passed (%.2f s)\n", (harness_now_ms() - title_ms) / 1000.0);
 }
@@ -221,16 +259,33 @@ long harness_calls(redisContext *c, const char *command)
 
 /* ---- locks --------------------------------------------------------------------- */
 
+redisContext *harness_connect_node(void *arg, int node, char *errstr, size_t errlen)
+{
+    (void)arg;
+    if (node < 0 || node >= harness_nodes()) {
+        snprintf(errstr, errlen, "node %d: the tcase has %d", node, harness_nodes());
+        return NULL;
+    }
+    return sim_server_connect(&tcase_node[node], 1000, errstr, errlen);
+}
+
 void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
                     long wait_ms)
 {
     dlock_config_init(cfg);
+    if (s == harness_server() && harness_nodes() > 1) {
+        cfg->nodes = harness_nodes();
+        cfg->connect = harness_connect_node;
+    }
     cfg->host = "127.0.0.1";
     cfg->port = s->port;
     cfg->lease_ms = lease_ms;
     cfg->wait_ms = wait_ms;
     cfg->retry_ms = 2;   /* polling stages: waiters notice a release quickly */
     cfg->timeout_ms = 1000;
+    /* The machine is shared and slow at times: no node counts as failed
+     * for a reply that is late by less than the command timeout. */
+    cfg->node_timeout_ms = 1000;
 }
 
 dlock *harness_lock(const sim_server *s, const char *name, long lease_ms,

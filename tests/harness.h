@@ -10,10 +10,11 @@
  *   tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
  *   tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
  *
- * The unchecked pair starts one server per tcase (in the runner's
- * process); the checked pair empties it and opens harness_redis() before
- * each test, then prints the test's "... Passed" line. A test that needs a
- * server of its own (to kill it) starts it with harness_server_start.
+ * The unchecked pair starts the tcase's servers (in the runner's process):
+ * one per independent master the stage talks to, its nodes; the checked
+ * pair empties them and opens a connection to each before each test, then
+ * prints the test's "... Passed" line. A test that needs a server of its
+ * own (to kill it) starts it with harness_server_start.
  *
  * Helpers that talk to Redis fail the test with a sentence when the reply
  * is not what they expect, so tests read as the protocol. */
@@ -42,12 +43,19 @@ int harness_run(Suite *const *suites, int n);
 
 /* ---- fixtures --------------------------------------------------------------- */
 
-void harness_server_setup(void);    /* unchecked: start the tcase's server */
-void harness_server_teardown(void); /* unchecked: stop and reap it */
-void harness_test_setup(void);      /* checked: FLUSHALL, connect harness_redis() */
+void harness_server_setup(void);    /* unchecked: start the tcase's nodes */
+void harness_server_teardown(void); /* unchecked: stop and reap them */
+void harness_test_setup(void);      /* checked: FLUSHALL, connect to each node */
 void harness_test_teardown(void);   /* checked: disconnect, print "... Passed" */
 
-/* The tcase's server and a connection to it for the test's own commands. */
+/* The tcase's nodes: CAPS.masters of them (one but for v8). */
+int harness_nodes(void);
+
+/* The tcase's node i, and the test's own connection to it. */
+const sim_server *harness_node(int i);
+redisContext *harness_node_redis(int i);
+
+/* Node 0, the tcase's server, and the connection to it. */
 const sim_server *harness_server(void);
 redisContext *harness_redis(void);
 
@@ -75,8 +83,14 @@ long harness_calls(redisContext *c, const char *command);
 
 /* ---- locks ------------------------------------------------------------------ */
 
+/* A connection provider (dlock_connect_fn, arg unused): node i is the
+ * tcase's node i, with a 1 s timeout on connect and on every command. */
+redisContext *harness_connect_node(void *arg, int node, char *errstr, size_t errlen);
+
 /* A config for the server s with the given lease and wait budget, a
- * retry of 2 ms and a 1 s timeout. */
+ * retry of 2 ms and a 1 s timeout. The tcase's server stands for all the
+ * tcase's nodes (through harness_connect_node); any other server is the
+ * config's one node. */
 void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
                     long wait_ms);
 

@@ -10,6 +10,7 @@
 Suite *checker_suite(void);  /* tests/test_checker.c: ME and MD */
 Suite *deadlock_suite(void); /* tests/test_deadlock.c: DL, lost updates, refusals */
 Suite *verdicts_suite(void); /* tests/test_verdicts.c: tests/histories */
+Suite *nodes_suite(void);    /* tests/test_nodes.c: a lock of several nodes */
 Suite *history_suite(void);  /* tests/test_history.c: journal, order, file */
 Suite *report_suite(void);   /* tests/test_report.c: sentences, timeline, matrix */
 Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
@@ -24,6 +25,7 @@ int main(void)
 
     srunner_add_suite(runner, deadlock_suite());
     srunner_add_suite(runner, verdicts_suite());
+    srunner_add_suite(runner, nodes_suite());
     srunner_add_suite(runner, history_suite());
     srunner_add_suite(runner, report_suite());
     srunner_add_suite(runner, tally_suite());

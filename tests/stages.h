@@ -16,12 +16,13 @@
 #endif
 _Static_assert(STAGE >= 1 && STAGE <= SIM_STAGES, "STAGE must be a stage of sim/stages.def");
 
-#define STAGE_COUNT SIM_STAGES
+#define STAGE_COUNT SIM_STAGES /* the highest number: a skipped one has dir NULL */
 
 typedef struct stage_caps {
     int stage;           /* 1..STAGE_COUNT */
     const char *dir;     /* the stage's folder */
     int base;            /* the stage it is built on; 0: none */
+    int masters;         /* independent Redis masters it talks to */
     int has_ttl;         /* the key gets the lease as its TTL (v2+) */
     int atomic_acquire;  /* key and TTL are set by one command (v3+) */
     int owner_check;     /* release checks the owner: NOT_OWNER (v4+) */
@@ -30,13 +31,15 @@ typedef struct stage_caps {
     int watchdog;        /* a thread renews the lease while held (v6) */
     int pubsub;          /* waiters wake on the unlock message (v6) */
     int token;           /* each acquisition draws a fencing token (v7) */
+    int quorum;          /* a majority of independent masters (v8) */
 } stage_caps;
 
 #define STAGE_HAS(n, cap) ((SIM_STAGE_CAPS_##n & SIM_CAP_##cap) != 0)
 #define SIM_STAGE(n, folder, base, masters, adds) \
-    { n, folder, base, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), STAGE_HAS(n, OWNER), \
-      STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), STAGE_HAS(n, WATCHDOG), \
-      STAGE_HAS(n, PUBSUB), STAGE_HAS(n, TOKEN) },
+    [n - 1] = { n, folder, base, masters, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), \
+      STAGE_HAS(n, OWNER), STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), \
+      STAGE_HAS(n, WATCHDOG), STAGE_HAS(n, PUBSUB), STAGE_HAS(n, TOKEN), \
+      STAGE_HAS(n, QUORUM) },
 __attribute__((unused)) static const stage_caps stage_table[STAGE_COUNT] = {
 #include "stages.def"
 };

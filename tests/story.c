@@ -70,6 +70,17 @@ void crashes(long ms, int c) { record(ms, c, 0, SIM_EV_CRASH, 0, ""); }
 void key(long ms, const char *what) { record(ms, SIM_NO_CLIENT, 0, SIM_EV_KEY, 0, what); }
 void stock(sim_event_type type, long ms, int64_t n) { record(ms, SIM_NO_CLIENT, 0, type, n, ""); }
 
+/* An event about one node: the observer's or the nemesis's. */
+static void on_node(long ms, int node, sim_event_type type, const char *detail)
+{
+    record(ms, SIM_NO_CLIENT, 0, type, 0, detail);
+    s.ev[s.n - 1].node = node;
+}
+
+void key_on(long ms, int node, const char *what) { on_node(ms, node, SIM_EV_KEY, what); }
+void node_down(long ms, int node) { on_node(ms, node, SIM_EV_NODE_DOWN, "SIGKILL"); }
+void node_restarts(long ms, int node) { on_node(ms, node, SIM_EV_RESTART, "empty"); }
+
 void takes(long ms, int c, int ttl)
 {
     wants(ms, c);

@@ -49,7 +49,10 @@ void refused(long ms, int c, int64_t token, int64_t fence);
 
 /* The nemesis, the observer, the simulator's numbers. */
 void crashes(long ms, int c);
-void key(long ms, const char *what);
+void key(long ms, const char *what);        /* on node 0, the only one */
+void key_on(long ms, int node, const char *what); /* one of several nodes */
+void node_down(long ms, int node);
+void node_restarts(long ms, int node);
 void stock(sim_event_type type, long ms, int64_t n);
 
 /* A successful SET NX (PX when ttl): invoke, the observer's events, ok. */

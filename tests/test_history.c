@@ -98,9 +98,9 @@ static char *slurp(const char *path)
 
 START_TEST(test_history_round_trip)
 {
-    sim_run_info run = { "v3-set-nx-px", "slow-holder",
+    sim_run_info run = { "v8-redlock", "slow-holder",
                          "the holder's \"critical\" section outlives its lease",
-                         "", 300, 7, 3 }, back;
+                         "", 300, 7, 3, 5 }, back;
     char err[256] = "", first[64], second[64];
     sim_event *ev;
     size_t n;
@@ -109,6 +109,8 @@ START_TEST(test_history_round_trip)
     begin();
     takes(0, A, 1);
     record(5, A, 1, SIM_EV_ACQUIRE_ERROR, -3, "tab\there \\ \"quoted\"\n");
+    s.ev[s.n++] = (sim_event){ .t_ns = 5500000, .client = SIM_NO_CLIENT, .node = 4,
+                               .type = SIM_EV_RESTART, .value = 6379, .detail = "" };
     stock(SIM_EV_STOCK_INITIAL, 6, 100);
     reads(7, A, 100, 4);
     refused(8, A, 4, 5);
@@ -128,7 +130,7 @@ START_TEST(test_history_round_trip)
                                        sizeof(err)) == 0, "save failed: %s", err);
     a = slurp(first);
     b = slurp(second);
-    ck_assert_msg(strstr(a, "\"type\":\"stock-refused\",\"value\":5,\"token\":4,") != NULL,
+    ck_assert_msg(strstr(a, "\"type\":\"stock-refused\",\"node\":0,\"value\":5,\"token\":4,") != NULL,
                   "the refused write was not saved with its fence and token:\n%s", a);
     ck_assert_msg(strcmp(a, b) == 0, "saving a loaded history gave another "
                   "file:\n%s\nthen\n%s", a, b);
@@ -260,14 +262,14 @@ END_TEST
 /* A detail too long for an event is cut at a character, not in one. */
 START_TEST(test_history_long_detail)
 {
-    char text[256];
+    char text[4 * SIM_DETAIL_LEN + 128], detail[2 * SIM_DETAIL_LEN + 16] = "I/O error:";
     sim_event e;
 
+    /* Two-byte characters from an even offset: the limit falls in one. */
+    for (int i = 0; i < SIM_DETAIL_LEN; i++)
+        strcat(detail, "\xc3\xa9");
     snprintf(text, sizeof(text), "{\"t_ns\":1,\"client\":0,\"type\":"
-             "\"acquire-error\",\"detail\":\"%s\"}\n",
-             "I/O error:\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-             "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-             "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+             "\"acquire-error\",\"detail\":\"%s\"}\n", detail);
     load_one(text, &e);
     ck_assert_msg(strlen(e.detail) == SIM_DETAIL_LEN - 2 &&
                   (unsigned char)e.detail[strlen(e.detail) - 1] == 0xa9,
@@ -286,9 +288,32 @@ START_TEST(test_history_versions)
                                GOOD, err, sizeof(err)), "");
     ck_assert_str_eq(load_text("{\"lockstep\":\"run\",\"version\":2}\n" GOOD,
                                err, sizeof(err)), "");
-    assert_bad("{\"lockstep\":\"run\",\"version\":3}\n" GOOD, 1,
-               "format version 3");
+    ck_assert_str_eq(load_text("{\"lockstep\":\"run\",\"version\":3,\"nodes\":5}\n"
+                               GOOD, err, sizeof(err)), "");
+    assert_bad("{\"lockstep\":\"run\",\"version\":4}\n" GOOD, 1,
+               "format version 4");
+    assert_bad("{\"lockstep\":\"run\",\"version\":3,\"nodes\":0}\n" GOOD, 1,
+               "\"nodes\" needs an integer");
     assert_bad("{\"lockstep\":\"run\",\"version\":0}\n" GOOD, 1, "integer");
+    assert_bad(GOOD "{\"t_ns\":2,\"client\":-1,\"type\":\"key\",\"node\":-1}\n", 2,
+               "\"node\" needs an integer");
+}
+END_TEST
+
+/* An event of an earlier format is node 0's; one of format 3 says which. */
+START_TEST(test_history_nodes)
+{
+    char err[256];
+    sim_event *ev;
+    size_t n;
+
+    ev = load_path(write_text(GOOD "{\"t_ns\":2,\"client\":-1,\"type\":\"key\","
+                              "\"node\":3,\"detail\":\"set\"}\n"), &n, err, sizeof(err));
+    ck_assert_msg(ev != NULL && n == 2, "two events loaded as %zu (%s)", n, err);
+    ck_assert_msg(ev[0].node == 0 && ev[1].node == 3, "the events' nodes came back as "
+                  "%d and %d; expected 0 (none given) and 3", ev[0].node, ev[1].node);
+    free(ev);
+    unlink(tmp_path);
 }
 END_TEST
 
@@ -377,6 +402,7 @@ Suite *history_suite(void)
     tcase_add_test(file, test_history_any_valid_json);
     tcase_add_test(file, test_history_long_detail);
     tcase_add_test(file, test_history_versions);
+    tcase_add_test(file, test_history_nodes);
     tcase_add_test(file, test_history_empty);
     tcase_add_test(file, test_history_type_names);
     suite_add_tcase(suite, shared);

@@ -130,7 +130,7 @@ static size_t terminal_lines(const sim_html_run *r)
 START_TEST(test_html_run_page_draws_the_history)
 {
     sim_run_info info = { "v3-set-nx-px", "slow-holder",
-                          "a <b>bold</b> & \"quoted\" claim", "", 300, 7, 3 };
+                          "a <b>bold</b> & \"quoted\" claim", "", 300, 7, 3, 1 };
     sim_html_run run;
     sim_verdict again;
     sim_run_info back;
@@ -223,7 +223,7 @@ static void make_src(void)
 
 START_TEST(test_html_stage_pages_render_markdown_and_diff)
 {
-    sim_run_info info = { "v1-setnx", "baseline", "no faults", "", 300, 1, 1 };
+    sim_run_info info = { "v1-setnx", "baseline", "no faults", "", 300, 1, 1, 1 };
     sim_html_about about = { 300, 1, 6, 0, "redis-server v=<7>", "abc", 1.5 };
     sim_html_run run;
     char site[256], src[256], why[256];
@@ -283,7 +283,7 @@ START_TEST(test_html_readme_tells_every_row)
     for (size_t i = 0; i < n; i++) {
         const sim_scenario *sc = sim_scenario_at(i);
 
-        info[i] = (sim_run_info){ "v1-setnx", "", "", "", 300, 1, 1 };
+        info[i] = (sim_run_info){ "v1-setnx", "", "", "", 300, 1, 1, 1 };
         snprintf(info[i].scenario, sizeof(info[i].scenario), "%s", sc->name);
         snprintf(info[i].what, sizeof(info[i].what), "%s", sc->shows);
         runs[i] = (sim_html_run){ { sc->name, 1, v.anomalies, 0, 0, &v, 0 }, &info[i],

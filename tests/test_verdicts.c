@@ -92,7 +92,7 @@ static const expect cases[] = {
       { "a key event \"rename_from\" at 100 ms: the checker does not know "
         "what it does to the lock key" } },
     { "unknown-type.jsonl", 2, NULL, { ":6: unknown event type \"dance\"" } },
-    { "version-3.jsonl", 2, NULL, { ":1: saved in format version 3" } },
+    { "version-4.jsonl", 2, NULL, { ":1: saved in format version 4" } },
     { "json-duplicate-key.jsonl", 2, NULL,
       { ":10: the key \"client\" appears twice" } },
 };

@@ -18,6 +18,8 @@
 #define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
 #define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
 #define DEFAULT_TIMEOUT_MS 1000
+#define DEFAULT_NODE_TIMEOUT_MS 50 /* stages with several nodes: a local reply
+                                    * takes well under a millisecond */
 
 struct dlock {
     char *key;                      /* the lock's name, used as the Redis key */
@@ -46,16 +48,19 @@ static struct timeval to_timeval(long ms)
     return tv;
 }
 
-/* The default provider: host:port with a timeout on connect and on every
- * command, so a dead server gives an error instead of a hang. */
-static redisContext *connect_default(void *arg, char *errstr, size_t errlen)
+/* The default provider: node i at host:port + i, with a timeout on
+ * connect and on every command, so a dead server gives an error instead of
+ * a hang. */
+static redisContext *connect_default(void *arg, int node, char *errstr,
+                                     size_t errlen)
 {
     const dlock_config *cfg = arg;
     struct timeval tv = to_timeval(cfg->timeout_ms);
-    redisContext *c = redisConnectWithTimeout(cfg->host, cfg->port, tv);
+    int port = cfg->port + node;
+    redisContext *c = redisConnectWithTimeout(cfg->host, port, tv);
 
     if (c == NULL || c->err) {
-        snprintf(errstr, errlen, "connect to %s:%d: %s", cfg->host, cfg->port,
+        snprintf(errstr, errlen, "connect to %s:%d: %s", cfg->host, port,
                  c ? c->errstr : "out of memory");
         redisFree(c);
         return NULL;
@@ -67,7 +72,7 @@ static redisContext *connect_default(void *arg, char *errstr, size_t errlen)
 
         if (!ok)
             snprintf(errstr, errlen, "AUTH on %s:%d failed: %s", cfg->host,
-                     cfg->port, r != NULL ? r->str : c->errstr);
+                     port, r != NULL ? r->str : c->errstr);
         freeReplyObject(r);
         if (!ok) {
             redisFree(c);
@@ -77,14 +82,15 @@ static redisContext *connect_default(void *arg, char *errstr, size_t errlen)
     return c;
 }
 
-/* Asks the provider for a connection when we have none. */
+/* Asks the provider for a connection to the one node (0) when we have
+ * none. */
 static int ensure_connected(dlock *l)
 {
     char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
 
     if (l->c != NULL)
         return DLOCK_OK;
-    l->c = l->cfg.connect(l->cfg.connect_arg, why, sizeof(why));
+    l->c = l->cfg.connect(l->cfg.connect_arg, 0, why, sizeof(why));
     if (l->c == NULL)
         return set_error(l, "%s", why);
     return DLOCK_OK;
@@ -157,6 +163,11 @@ static int check_config(dlock *l, const char *name, const dlock_config *cfg)
                          cfg->lease_ms, DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS);
     if (cfg->wait_ms < 0 || cfg->retry_ms <= 0)
         return set_error(l, "wait_ms must be >= 0 and retry_ms > 0");
+    /* One server. Taking the first of several would look like a quorum
+     * to the caller and be a single point of failure. */
+    if (cfg->nodes != 1)
+        return set_error(l, "nodes is %d: this stage talks to one server; give 1, "
+                         "or use v8-redlock for a majority of several", cfg->nodes);
     if (cfg->connect == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
         return set_error(l, "default provider needs a host and timeout_ms > 0");
     return DLOCK_OK;
@@ -211,6 +222,8 @@ void dlock_config_init(dlock_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->lease_ms = DEFAULT_LEASE_MS;
     cfg->retry_ms = DEFAULT_RETRY_MS;
+    cfg->nodes = 1;
+    cfg->node_timeout_ms = DEFAULT_NODE_TIMEOUT_MS;
     cfg->host = "127.0.0.1";
     cfg->port = 6379;
     cfg->timeout_ms = DEFAULT_TIMEOUT_MS;

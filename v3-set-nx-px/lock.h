@@ -23,10 +23,12 @@
 
 #define DLOCK_ERRSTR_LEN 128 /* room for one line of error text */
 
-/* A connection provider: returns a new connected context that the lock then
- * owns and frees, or NULL with one line of reason in errstr. The simulator's
- * provider follows a failover to the current primary. */
-typedef redisContext *dlock_connect_fn(void *arg, char *errstr, size_t errlen);
+/* A connection provider: returns a new connected context to node `node`
+ * (0 to the config's nodes - 1) that the lock then owns and frees, or NULL
+ * with one line of reason in errstr. The simulator's provider follows a
+ * failover to the node's current primary. */
+typedef redisContext *dlock_connect_fn(void *arg, int node, char *errstr,
+                                       size_t errlen);
 
 /* The range of lease_ms, checked by dlock_new in every stage before
  * anything is sent. At the low end a watchdog that renews every lease/3
@@ -43,10 +45,17 @@ typedef struct dlock_config {
                                 * DLOCK_MIN_LEASE_MS to DLOCK_MAX_LEASE_MS */
     long wait_ms;              /* acquire's budget; 0 = try once */
     long retry_ms;             /* pause between tries, in stages that poll */
+    int nodes;                 /* independent Redis masters: 1; more only in a
+                                * stage that takes a majority of them (v8),
+                                * the others refuse a config of several */
+    long node_timeout_ms;      /* several nodes: how long a call waits for a
+                                * node's reply before it counts that node as
+                                * failed; far below the lease */
     dlock_connect_fn *connect; /* NULL: the default provider, host:port below */
     void *connect_arg;         /* handed to connect as is */
     const char *host;          /* default provider: server address */
-    int port;                  /* default provider: server port */
+    int port;                  /* default provider: server port; node i of
+                                * several at port + i */
     const char *password;      /* default provider: AUTH when not NULL */
     long timeout_ms;           /* default provider: connect and command timeout */
 } dlock_config;
@@ -58,8 +67,9 @@ typedef struct dlock_config {
  * tries, so it never holds up the holder's release. */
 typedef struct dlock dlock;
 
-/* Fills cfg with defaults: lease 10 s, wait 0, retry 10 ms,
- * 127.0.0.1:6379, no password, timeout 1 s, the default provider. */
+/* Fills cfg with defaults: lease 10 s, wait 0, retry 10 ms, one node
+ * (node timeout 50 ms), 127.0.0.1:6379, no password, timeout 1 s, the
+ * default provider. */
 void dlock_config_init(dlock_config *cfg);
 
 /* Makes a handle for the lock called name. Talks to no server. Returns NULL
