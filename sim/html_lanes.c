@@ -251,10 +251,12 @@ static void release_bar(sim_svg *s, const stretch *st, double x, double w,
     snprintf(attrs, sizeof(attrs), "fill=\"%s\"%s", release_fill(st->ended),
              st->ended < 0 ? " fill-opacity=\"0.45\"" : "");
     sim_svg_rect(s, x, y + 8, w, SIM_SVG_LANE_H - 16, attrs);
+    /* Above the bar's middle and below it: a release that failed and its
+     * retry a few ms later keep their words apart. */
     if (st->ended == SIM_EV_RELEASE_NOT_OWNER)
         sim_svg_text(s, x + w + 3, y + 12, "small", "start", "NOT_OWNER");
     else if (st->ended == SIM_EV_RELEASE_ERROR)
-        sim_svg_text(s, x + w + 3, y + 12, "small", "start", "error");
+        sim_svg_text(s, x + w + 3, y + SIM_SVG_LANE_H - 3, "small", "start", "error");
     sim_svg_end(s);
 }
 

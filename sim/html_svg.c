@@ -26,7 +26,8 @@
 #define MIN_PLOT 600
 #define RIGHT_PAD 100     /* room for a label past the run's end */
 #define ROW_H 20         /* a row of fault marks or of anomaly intervals */
-#define MARK_ROWS 3      /* rows for labels that would overlap */
+#define MARK_ROWS 5      /* rows for labels that would overlap: a fault on
+                          * each of five nodes can fall within one label */
 #define ME_ROWS 4
 #define CHAR_W 7.0       /* a label's letter, about, in px */
 
