@@ -61,11 +61,17 @@ REPORT_DIR := $(BUILD)/report
 REPORT_BUILD = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 .PHONY: report
+# The last site is set aside, not deleted, until the simulator has taken
+# its arguments: a mistyped jobs=0 or lease=50 (exit 2, nothing played)
+# leaves it as it was.
 report: check-deps
 	@$(MAKE) --no-print-directory sim-build
-	@rm -rf $(REPORT_DIR)
+	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi
 	@$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
-	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
+	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS); status=$$?; \
+	if [ $$status -eq 2 ] && [ -d $(REPORT_DIR).old ]; then \
+	    rm -rf $(REPORT_DIR); mv $(REPORT_DIR).old $(REPORT_DIR); \
+	else rm -rf $(REPORT_DIR).old; fi; exit $$status
 
 # make report-test: make report's site, loaded in a headless Chromium
 # (tests/browser.sh), which it installs when it can; where it cannot, the

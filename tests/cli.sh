@@ -57,6 +57,13 @@ errs "scenario=nope is not a scenario; valid: baseline" $M sim stage=3 scenario=
 errs "sentinel=2 is neither 1 nor 0" $M sim stage=3 scenario=failover sentinel=2
 errs "html=2 is neither 1 nor 0" $M sim stage=3 scenario=slow-holder html=2
 errs "jobs=0 is below the minimum of 1" $M report jobs=0
+# ... and leaves the last site where it was.
+had_site=0; [ -d build/report ] && had_site=1
+mkdir -p build/report && : >build/report/cli-test.mark
+errs "lease=50 is below the minimum of 100 ms" $M report lease=50
+[ -f build/report/cli-test.mark ] || fail "'make report lease=50' deleted the last site"
+rm -f build/report/cli-test.mark
+[ $had_site -eq 1 ] || rmdir build/report 2>/dev/null
 errs "stage=9 is not a stage; valid: 1 (v1-setnx)" $M sim stage=9 scenario=baseline
 errs "jobs=0 is below the minimum of 1" $M demo jobs=0
 errs "jobs=many is not a whole number" $M demo jobs=many
