@@ -130,6 +130,20 @@ void sim_history_close(sim_history *h)
         munmap(h, sizeof(*h));
 }
 
+/* detail into a slot's field; one too long for it keeps what fits and
+ * ends in "...", so that every reader sees where it was cut. */
+static void put_detail(char *dst, const char *detail)
+{
+    size_t n = detail != NULL ? strlen(detail) : 0;
+
+    if (n < SIM_DETAIL_LEN) {
+        memcpy(dst, detail != NULL ? detail : "", n + 1);
+        return;
+    }
+    memcpy(dst, detail, SIM_DETAIL_LEN - 4);
+    memcpy(dst + SIM_DETAIL_LEN - 4, "...", 4);
+}
+
 /* Fills the next slot and publishes it. */
 static int add(sim_history *h, int client, int thread, int node,
                sim_event_type type, int64_t value, int64_t token,
@@ -149,7 +163,7 @@ static int add(sim_history *h, int client, int thread, int node,
     e->node = node;
     e->value = value;
     e->token = token;
-    snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
+    put_detail(e->detail, detail);
     atomic_store_explicit(&h->ready[slot], 1, memory_order_release);
     return 0;
 }

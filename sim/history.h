@@ -152,7 +152,8 @@ sim_history *sim_history_open(const char *path, char *errstr, size_t len);
 void sim_history_close(sim_history *h);
 
 /* Appends one event stamped now. Safe from any process and thread.
- * detail may be NULL; a longer one is cut to SIM_DETAIL_LEN - 1 bytes.
+ * detail may be NULL; a longer one is cut to SIM_DETAIL_LEN - 1 bytes,
+ * the last three "...".
  * Returns 0, or -1 when the history is full. */
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail);

@@ -225,14 +225,10 @@ static void release_say(char *buf, size_t len, const sim_verdict *v,
         sim_report_put(who, sizeof(who), "client %s's", w);
     if (r->type == SIM_EV_RELEASE_ERROR) {
         retried(what, sizeof(what), ev, n, i, t0);
-        /* The history keeps SIM_DETAIL_LEN - 1 bytes of a reason, less
-         * where that would split a character: say where one was cut
-         * rather than end on half a word. */
         sim_report_put(buf, len, "%s release ended in an error at %ld ms "
-                       "(%s%s): whether it deleted the key is unknown%s", who,
+                       "(%s): whether it deleted the key is unknown%s", who,
                        sim_report_ms(r->t_ns, t0),
-                       r->detail[0] ? r->detail : "no reason recorded",
-                       strlen(r->detail) >= SIM_DETAIL_LEN - 4 ? "..." : "", what);
+                       r->detail[0] ? r->detail : "no reason recorded", what);
         return;
     }
     if (inv != NULL)

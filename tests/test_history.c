@@ -85,6 +85,35 @@ START_TEST(test_history_full)
 }
 END_TEST
 
+/* A reason too long for an event keeps what fits and says it was cut. */
+START_TEST(test_history_add_cuts_with_dots)
+{
+    char err[256] = "", reason[2 * SIM_DETAIL_LEN];
+    const char *path = temp_file();
+    sim_history *h = sim_history_create(path, err, sizeof(err));
+    sim_event *ev;
+    size_t n;
+
+    ck_assert_msg(h != NULL, "creating the history failed: %s", err);
+    memset(reason, 'x', sizeof(reason) - 1);
+    reason[sizeof(reason) - 1] = '\0';
+    sim_history_add(h, 0, 0, SIM_EV_RELEASE_ERROR, 0, reason);
+    sim_history_add(h, 0, 0, SIM_EV_RELEASE_ERROR, 0, "short");
+    ev = sim_history_snapshot(h, &n);
+    ck_assert_msg(ev != NULL && n == 2, "the history holds %zu events; expected 2", n);
+    ck_assert_msg(strlen(ev[0].detail) == SIM_DETAIL_LEN - 1 &&
+                  strcmp(ev[0].detail + SIM_DETAIL_LEN - 4, "...") == 0,
+                  "a %zu-byte reason was kept as \"%.20s...%s\"; expected %d bytes "
+                  "ending in \"...\"", strlen(reason), ev[0].detail,
+                  ev[0].detail + SIM_DETAIL_LEN - 8, SIM_DETAIL_LEN - 1);
+    ck_assert_msg(strcmp(ev[1].detail, "short") == 0,
+                  "a short reason was kept as \"%s\"", ev[1].detail);
+    free(ev);
+    sim_history_close(h);
+    unlink(path);
+}
+END_TEST
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -396,6 +425,7 @@ Suite *history_suite(void)
 
     tcase_add_test(shared, test_history_writers_in_many_processes);
     tcase_add_test(shared, test_history_full);
+    tcase_add_test(shared, test_history_add_cuts_with_dots);
     tcase_add_test(shared, test_history_order_ignores_lines);
     tcase_add_test(file, test_history_round_trip);
     tcase_add_test(file, test_history_malformed_line);
