@@ -1,18 +1,23 @@
 /* v7-fencing-token: v6's lock, and a fencing token for every holder.
  *
- * The data layout is Redisson's FencedLock, which is its RLock plus a
- * counter, so a Java service using Redisson and a C service using this
- * file can contend for the same lock:
+ * The data layout is Redisson's FencedLock (its RLock and a counter), so a
+ * Java service using Redisson and a C service using this file can contend
+ * for the same lock:
  *   key     a hash; field "<client id>:<thread id>", value the hold count.
- *   channel "redisson_lock__channel:{<name>}"; a release publishes "0".
- *   counter "redisson_lock_token:{<name>}", a number that only grows.
- *           (No braces are added when the name has a '{'.)
+ *   channel "redisson_lock__channel:{<name>}" (no braces added when the
+ *           name has a '{'); a release publishes "0".
+ *   counter "redisson_lock_token:{<name>}" (braces as the channel's), a
+ *           number that only grows.
  *
  * acquire: a Lua script takes the lock if the key is absent or already ours
  *          (INCR the counter, HINCRBY the count, PEXPIRE the lease) and
- *          returns the counter's new value, the holder's token; else it
- *          returns the key's TTL. Waiters wait as in v6.
- * release: as v6. watchdog: as v6.
+ *          returns the counter's value, the holder's token; else its TTL.
+ *          A waiter subscribes to the channel and tries again on the unlock
+ *          message, or when the TTL it was told runs out.
+ * release: a Lua script decrements our count; at zero it deletes the key
+ *          and publishes the unlock message. Not ours: NOT_OWNER.
+ * watchdog: one thread per handle renews the lease every lease/3 while a
+ *          thread of this handle holds the lock.
  *
  * This fixes what no lease can: a holder whose whole process stopped (GC,
  * SIGSTOP) wakes up believing it still holds the lock, but its token is
