@@ -51,15 +51,21 @@ JSON_LIBS := -lcjson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) -pthread
 
+# The simulator's folders, one per role, lowest layer first: a file
+# includes headers from its own folder and the folders before it, never
+# from one after it (tests/layers.sh checks that). sim/README.md says
+# what each folder owns.
+SIM_LAYERS := base history checker servers client play report html bench
+SIM_INC := -Isim $(addprefix -Isim/,$(SIM_LAYERS))
+SIM_HDRS := $(wildcard sim/*.def $(SIM_LAYERS:%=sim/%/*.h))
+sim_srcs = $(wildcard $(1:%=sim/%/*.c))
+
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
-SIM_LIB_SRCS := $(wildcard sim/cluster.c sim/server.c sim/tempdir.c sim/replica.c \
-                  sim/sentinel.c sim/stage.c sim/history.c sim/checker.c sim/report.c \
-                  sim/scenarios.c sim/runner.c sim/nemesis.c sim/control.c sim/observer.c \
-                  sim/util.c sim/proc.c sim/fleet.c sim/resource.c sim/pool.c)
-SIM_CLIENT_SRCS := $(wildcard sim/client_main.c sim/workload.c sim/failpoint.c sim/history.c \
-                     sim/control.c sim/observer.c sim/util.c sim/proc.c sim/resource.c)
-SIM_LIB_SRCS += $(wildcard sim/history_*.c sim/checker_*.c sim/report_*.c sim/html*.c)
+SIM_LIB_SRCS := $(call sim_srcs,base history checker servers play report html) \
+                $(wildcard sim/client/resource.c)
+SIM_CLIENT_SRCS := $(wildcard sim/client/*.c sim/history/history.c sim/history/control.c \
+                     sim/servers/observer.c sim/base/util.c sim/base/proc.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
@@ -93,31 +99,31 @@ $(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -I$(call stage_dir,$(1)) -c $$< -o $$@
 
-$(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h sim/*.h sim/*.def)
+$(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) -Isim -Itests -c $$< -o $$@
+	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) $(SIM_INC) -Itests -c $$< -o $$@
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
 
-$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
+$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 
 # The client side of the simulator calls the lock: built per stage, against
 # that stage's lock.h, like the stage itself.
-SIM_CLIENT_OBJS_$(1) := $$(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/v$(1)/sim-%.o)
+SIM_CLIENT_OBJS_$(1) := $$(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/v$(1)/sim/%.o)
 
-$(BUILD)/v$(1)/sim-%.o: sim/%.c $(wildcard sim/*.h sim/*.def) $(call stage_dir,$(1))/lock.h
+$(BUILD)/v$(1)/sim/%.o: sim/%.c $(SIM_HDRS) $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Isim -c $$< -o $$@
+	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) $(SIM_INC) -c $$< -o $$@
 
 $(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1))
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
 
-$(BUILD)/sim/%.o: sim/%.c $(wildcard sim/*.h sim/*.def)
+$(BUILD)/sim/%.o: sim/%.c $(SIM_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isim -c $< -o $@
+	$(CC) $(CFLAGS) $(SIM_INC) -c $< -o $@
 
 # ---- tests -------------------------------------------------------------
 test: check-deps
@@ -147,15 +153,13 @@ stage-test:
 # runs small functions: no server and no stage is run, so the binary needs
 # only these modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
-                 $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/report.o \
-                 $(BUILD)/sim/tally.o $(BUILD)/sim/stage.o $(BUILD)/sim/scenarios.o \
-                 $(BUILD)/sim/pool.o $(BUILD)/sim/proc.o $(BUILD)/sim/util.o \
-                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c \
-                   sim/report_*.c sim/html*.c))
+                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(call sim_srcs,history checker report html) \
+                   sim/base/stage.c sim/base/pool.c sim/base/proc.c sim/base/util.c \
+                   sim/play/scenarios.c sim/bench/tally.c)
 
-$(BUILD)/tests/%.o: tests/%.c $(wildcard sim/*.h sim/*.def tests/*.h)
+$(BUILD)/tests/%.o: tests/%.c $(SIM_HDRS) $(wildcard tests/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DSRCDIR='"$(CURDIR)"' -Isim -Itests -c $< -o $@
+	$(CC) $(CFLAGS) -DSRCDIR='"$(CURDIR)"' $(SIM_INC) -Itests -c $< -o $@
 
 $(BUILD)/test_sim: $(SIM_TEST_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread

@@ -79,9 +79,8 @@ report: check-deps
 # answer key is for the stage tests to judge: the site is tested all the
 # same.
 SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o \
-                  $(BUILD)/sim/history.o $(BUILD)/sim/checker.o $(BUILD)/sim/stage.o \
-                  $(BUILD)/sim/scenarios.o $(BUILD)/sim/util.o \
-                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history_*.c sim/checker_*.c))
+                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(call sim_srcs,history checker) \
+                    sim/base/stage.c sim/base/util.c sim/play/scenarios.c)
 
 $(BUILD)/site_test: $(SITE_TEST_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
@@ -110,4 +109,4 @@ screenshots:
 	@echo "screenshots: docs/matrix.png docs/timeline.png"
 
 # make bench lives in its own file.
--include sim/bench.mk
+-include sim/bench/bench.mk

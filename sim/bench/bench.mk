@@ -11,8 +11,7 @@
 # clients are the stages' build/vN/client processes.
 
 BENCH_PROGRAM := $(BUILD)/bench/bench
-BENCH_OBJS := $(BUILD)/sim/bench.o $(BUILD)/sim/bench_measure.o $(BUILD)/sim/bench_server.o \
-              $(BUILD)/sim/bench_report.o $(BUILD)/sim/tally.o
+BENCH_OBJS := $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(call sim_srcs,bench))
 BENCH_DATA := $(BUILD)/bench/bench.jsonl
 runs ?= 3
 
