@@ -108,9 +108,12 @@ check() {
     return 1
 }
 
-# Runs apt-get quietly (its output goes to $log, shown if it fails).
+# Runs apt-get quietly (its output goes to $log, shown if it fails). It
+# waits up to five minutes for another apt-get (an unattended upgrade, a
+# second make in another terminal) to let go of the package database,
+# rather than failing at once.
 run_apt() {
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get -q "$@" >>"$log" 2>&1
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -q -o DPkg::Lock::Timeout=300 "$@" >>"$log" 2>&1
 }
 
 # The Debian redis-server package starts a system service on 6379 when it
