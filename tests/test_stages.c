@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,6 +71,38 @@ START_TEST(test_stages_lines)
     }
     ck_assert_msg(sim_stage_get(0) == NULL && sim_stage_get(SIM_STAGES + 1) == NULL,
                   "sim_stage_get answers for a number that is not a stage");
+}
+END_TEST
+
+/* A stage folder is what a student lists and copies: the contract, the
+ * lock and its README, and nothing else (no leftover of a merge, no
+ * second lock file to wonder about). */
+START_TEST(test_stages_folder_holds_three_files)
+{
+    char path[PATH_LEN];
+    int i;
+
+    for (i = 0; i < LINES; i++) {
+        const sim_stage *s = sim_stage_get(line_numbers[i]);
+        struct dirent *e;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "%s/%s", SRCDIR, s->dir);
+        d = opendir(path);
+        ck_assert_msg(d != NULL, "stage %d's folder %s cannot be listed", s->n, path);
+        while ((e = readdir(d)) != NULL) {
+            const char *name = e->d_name;
+            int ok = strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+                     strcmp(name, "lock.h") == 0 || strcmp(name, "lock.c") == 0 ||
+                     strcmp(name, "README.md") == 0;
+
+            if (!ok)
+                closedir(d);
+            ck_assert_msg(ok, "%s holds %s; a stage folder holds lock.h, lock.c and README.md "
+                          "only: remove it, or move it out of the stage", s->dir, name);
+        }
+        closedir(d);
+    }
 }
 END_TEST
 
@@ -339,7 +372,8 @@ static void add_tcase(Suite *suite, const char *name, const TTest *const *tests,
 Suite *stages_suite(void)
 {
     const TTest *list[] = {
-        test_stages_lines, test_stages_inherit_capabilities, test_stages_answer_key,
+        test_stages_lines, test_stages_folder_holds_three_files,
+        test_stages_inherit_capabilities, test_stages_answer_key,
     };
     const TTest *helpers[] = {
         test_stages_shared_helpers_match, test_stages_differs_table_is_current,
