@@ -137,6 +137,7 @@ else
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
 	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
 	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
+	$(MAKE) --no-print-directory layout-test || failed="$$failed layout-test"; \
 	$(MAKE) --no-print-directory report-test || failed="$$failed report-test"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "== all stages passed =="
@@ -153,7 +154,7 @@ stage-test:
 # runs small functions: no server and no stage is run, so the binary needs
 # only these modules.
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
-                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(call sim_srcs,history checker report html) \
+                 $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history/history*.c) $(call sim_srcs,checker report html) \
                    sim/base/stage.c sim/base/pool.c sim/base/proc.c sim/base/util.c \
                    sim/play/scenarios.c sim/bench/tally.c)
 
@@ -175,6 +176,13 @@ sim-test: $(BUILD)/test_sim
 .PHONY: cli-test
 cli-test: check-deps
 	@sh tests/cli.sh
+
+# ---- the tree's shape (no Redis) ---------------------------------------
+# The simulator's folders as layers, and no file of sim/ or tests/ over
+# 600 lines.
+.PHONY: layout-test
+layout-test:
+	@sh tests/layout.sh $(SIM_LAYERS)
 
 # ---- diff --------------------------------------------------------------
 # The script gets make's variables as they were given, to name them in an

@@ -79,7 +79,7 @@ report: check-deps
 # answer key is for the stage tests to judge: the site is tested all the
 # same.
 SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o \
-                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(call sim_srcs,history checker) \
+                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history/history*.c) $(call sim_srcs,checker) \
                     sim/base/stage.c sim/base/util.c sim/play/scenarios.c)
 
 $(BUILD)/site_test: $(SITE_TEST_OBJS)
