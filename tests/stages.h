@@ -35,7 +35,7 @@ typedef struct stage_caps {
 } stage_caps;
 
 #define STAGE_HAS(n, cap) ((SIM_STAGE_CAPS_##n & SIM_CAP_##cap) != 0)
-#define SIM_STAGE(n, folder, base, masters, adds) \
+#define SIM_STAGE(n, folder, base, server, masters, adds) \
     [n - 1] = { n, folder, base, masters, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), \
       STAGE_HAS(n, OWNER), STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), \
       STAGE_HAS(n, WATCHDOG), STAGE_HAS(n, PUBSUB), STAGE_HAS(n, TOKEN), \

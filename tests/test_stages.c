@@ -26,7 +26,7 @@
 #define PATH_LEN 512
 
 /* The numbers of the lines, in the order of the list. */
-#define SIM_STAGE(n, folder, base, masters, adds) n,
+#define SIM_STAGE(n, folder, base, server, masters, adds) n,
 static const int line_numbers[] = {
 #include "stages.def"
 };

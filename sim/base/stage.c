@@ -4,15 +4,15 @@
 #include "stage.h"
 
 /* Every stage's masters can be started. */
-#define SIM_STAGE(n, folder, base, masters, adds) \
+#define SIM_STAGE(n, folder, base, server, masters, adds) \
     _Static_assert((masters) >= 1 && (masters) <= SIM_NODES_MAX, \
                    folder " talks to more masters than SIM_NODES_MAX (sim/stage.h)");
 #include "stages.def"
 #undef SIM_STAGE
 
 /* By number: a number the list skips stays zero (n = 0). */
-#define SIM_STAGE(n, folder, base, masters, adds) \
-    [n - 1] = { n, folder, base, masters, SIM_STAGE_CAPS_##n },
+#define SIM_STAGE(n, folder, base, server, masters, adds) \
+    [n - 1] = { n, folder, base, #server, masters, SIM_STAGE_CAPS_##n },
 static const sim_stage table[SIM_STAGES] = {
 #include "stages.def"
 };

@@ -27,7 +27,7 @@
 /* SIM_STAGE_CAPS_<n>: stage n's capabilities, its base's included. A base
  * must come before its stage: a later one does not compile. */
 #define CAP(x) SIM_CAP_##x
-#define SIM_STAGE(n, folder, base, masters, adds) \
+#define SIM_STAGE(n, folder, base, server, masters, adds) \
     SIM_STAGE_CAPS_##n = (adds) | SIM_STAGE_CAPS_##base,
 enum {
     SIM_STAGE_CAPS_0 = 0,
@@ -40,7 +40,7 @@ enum {
  * + n). A number may be missing from the list (a stage written apart,
  * not merged yet): sim_stage_get is NULL for it, and every loop over the
  * stages skips it. */
-#define SIM_STAGE(n, folder, base, masters, adds) * 0 + n
+#define SIM_STAGE(n, folder, base, server, masters, adds) * 0 + n
 enum {
     SIM_STAGES = 0
 #include "stages.def"
@@ -53,7 +53,8 @@ typedef struct sim_stage {
     int n;            /* 1..SIM_STAGES */
     const char *dir;  /* its folder, "vN-<idea>" */
     int base;         /* the stage it is built on; 0: none */
-    int masters;      /* independent Redis masters the lock talks to */
+    const char *server; /* the kind of server the lock talks to: "redis" */
+    int masters;      /* independent masters the lock talks to */
     unsigned caps;    /* SIM_CAP_* bits, its base's included */
 } sim_stage;
 

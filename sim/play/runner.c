@@ -1,6 +1,6 @@
 /* runner: plays one scenario against one stage. See runner.h. Clients
  * are processes of the stage's client program (the fleet); the observer
- * is a fork of this process; the servers come from cluster. */
+ * is a fork of this process; the servers come from their kind (servers.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -11,22 +11,16 @@
 #include <unistd.h>
 
 #include "checker.h"
-#include "cluster.h"
 #include "fleet.h"
 #include "nemesis.h"
-#include "observer.h"
 #include "resource.h"
 #include "runner.h"
-#include "sentinel.h"
+#include "servers.h"
 #include "util.h"
 
 #define LOCK_NAME "lockstep:lock"
-#define MASTER_NAME "lockstep"     /* what the sentinel calls the primary */
-#define DOWN_AFTER_MS 200          /* the sentinel's down-after-milliseconds */
-#define FAILOVER_TIMEOUT_MS 1000   /* the sentinel's failover-timeout */
 #define TICK_US 500            /* the loop's period: far below any margin */
 #define READY_TIMEOUT_MS 20000 /* client programs up (sanitizer builds are slow) */
-#define OBSERVER_TIMEOUT_MS 3000
 #define RUN_LIMIT_MS 60000     /* a run that takes longer is stuck */
 #define CLIENT_TIMEOUT_MS 2000 /* the clients' connect and command timeout */
 #define FAILPOINT_LEN 128
@@ -34,14 +28,12 @@
 typedef struct runner {
     const sim_scenario *s;
     const sim_run_config *cfg;
-    sim_cluster cl;
-    sim_server sentinel;                    /* pid 0 unless cfg->sentinel */
+    sim_servers srv;                        /* the lock's servers and the resource */
     sim_fleet fleet;                        /* the clients, their control block, the history */
     sim_nemesis nem;
     int n;                                  /* clients */
     const sim_actor *actor[SIM_CLIENTS_MAX]; /* each client's line of the table */
     int started[SIM_CLIENTS_MAX];           /* its start flag is set */
-    pid_t observer;
     int fault_done;                         /* the nemesis struck */
     int64_t fault_ns;
     int64_t start_ns;                       /* clients were let go */
@@ -111,24 +103,19 @@ static int setup_control(runner *r, char *errstr, size_t len)
     sim_control *ctl;
     int i;
 
-    if (sim_fleet_create(&r->fleet, r->cl.dir, "run", r->n, errstr, len) != 0)
+    if (sim_fleet_create(&r->fleet, r->srv.dir, "run", r->n, errstr, len) != 0)
         return -1;
     ctl = r->fleet.ctl;
     snprintf(ctl->lock_name, sizeof(ctl->lock_name), "%s", LOCK_NAME);
     ctl->lease_ms = r->cfg->lease_ms;
     ctl->retry_ms = r->cfg->lease_ms / 30 > 0 ? r->cfg->lease_ms / 30 : 1;
     ctl->timeout_ms = CLIENT_TIMEOUT_MS;
-    ctl->nodes = r->cl.nodes;
     /* Far below the lease, and far above a reply's delay on a loaded
      * machine: a node is never counted failed for being slow. */
     ctl->node_timeout_ms = leases(r, 0.5);
-    ctl->resource_port = r->cl.resource.port;
-    ctl->observed = 1;
-    for (i = 0; i < r->cl.nodes; i++)
-        atomic_store(&ctl->node_port[i], r->cl.node[i].port);
     for (i = 0; i < r->n; i++)
         fill_plan(r, i);
-    return 0;
+    return sim_servers_attach(&r->srv, r->fleet.h, ctl, errstr, len);
 }
 
 /* The stock on the resource server: set before the run, read after it,
@@ -170,26 +157,12 @@ static int spawn_clients(runner *r, char *errstr, size_t len)
     return sim_fleet_spawn(&r->fleet, r->cfg->client_program, arming, errstr, len);
 }
 
-/* A real sentinel watches the primary; clients ask it where the primary
- * is, and the nemesis leaves the promotion to it. */
-static int start_sentinel(runner *r, char *errstr, size_t len)
-{
-    if (sim_sentinel_start(&r->sentinel, r->cl.dir, MASTER_NAME, r->cl.node[0].port,
-                           DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS, errstr, len) != 0 ||
-        sim_nemesis_use_sentinel(&r->nem, &r->sentinel, MASTER_NAME, errstr, len) != 0)
-        return -1;
-    r->fleet.ctl->sentinel_port = r->sentinel.port;
-    snprintf(r->fleet.ctl->sentinel_master, sizeof(r->fleet.ctl->sentinel_master), "%s",
-             MASTER_NAME);
-    return 0;
-}
-
 /* The nodes the restart scenario keeps down until it strikes: as many as
  * it asks, and never so many that the rest are no majority (a lock of one
  * node has none to spare). */
 static int nodes_down(const runner *r)
 {
-    int spare = r->cl.nodes - (r->cl.nodes / 2 + 1);
+    int spare = r->srv.nodes - (r->srv.nodes / 2 + 1);
 
     if (r->s->fault.kind != SIM_FAULT_RESTART)
         return 0;
@@ -198,29 +171,21 @@ static int nodes_down(const runner *r)
 
 static int setup(runner *r, char *errstr, size_t len)
 {
-    unsigned flags = SIM_CLUSTER_RESOURCE;
+    int failover = r->s->fault.kind == SIM_FAULT_FAILOVER;
+    unsigned flags = failover ? SIM_SERVERS_STANDBY : 0;
     int i;
 
-    if (r->s->fault.kind == SIM_FAULT_FAILOVER)
-        flags |= SIM_CLUSTER_REPLICA;
+    if (r->cfg->sentinel)
+        flags |= SIM_SERVERS_SENTINEL;
     if (assign_actors(r, errstr, len) != 0 ||
-        sim_cluster_start(&r->cl, sim_stage_get(r->cfg->stage)->masters, flags,
-                          errstr, len) != 0 ||
+        sim_servers_start(&r->srv, sim_stage_get(r->cfg->stage), flags, errstr, len) != 0 ||
         setup_control(r, errstr, len) != 0 ||
         stock(r, 0, errstr, len) != 0)
         return -1;
-    sim_nemesis_init(&r->nem, &r->cl, r->fleet.ctl, r->fleet.h, r->fleet.pid);
-    r->observer = sim_observer_start(r->fleet.h, r->fleet.ctl, OBSERVER_TIMEOUT_MS,
-                                             errstr, len);
-    if (r->observer < 0) {
-        r->observer = 0;
+    sim_nemesis_init(&r->nem, &r->srv, r->fleet.ctl, r->fleet.h, r->fleet.pid);
+    if (failover && sim_servers_prepare_failover(&r->srv, errstr, len) != 0)
         return -1;
-    }
-    if (r->s->fault.kind == SIM_FAULT_FAILOVER &&
-        ((r->cfg->sentinel && start_sentinel(r, errstr, len) != 0) ||
-         sim_nemesis_hold_replica(&r->nem, errstr, len) != 0))
-        return -1;
-    for (i = r->cl.nodes - nodes_down(r); i < r->cl.nodes; i++)
+    for (i = r->srv.nodes - nodes_down(r); i < r->srv.nodes; i++)
         sim_nemesis_down(&r->nem, i);
     return spawn_clients(r, errstr, len);
 }
@@ -291,7 +256,7 @@ static int restart(runner *r, char *errstr, size_t len)
 
     if (sim_nemesis_restart(&r->nem, 0, errstr, len) != 0)
         return -1;
-    for (i = r->cl.nodes - nodes_down(r); i < r->cl.nodes; i++) {
+    for (i = r->srv.nodes - nodes_down(r); i < r->srv.nodes; i++) {
         if (sim_nemesis_restart(&r->nem, i, errstr, len) != 0)
             return -1;
     }
@@ -348,22 +313,6 @@ static int drive(runner *r, char *errstr, size_t len)
 
 /* ---- the end -------------------------------------------------------------------- */
 
-/* One last sync marker on each node: every key event the clients caused
- * is recorded. */
-static void drain_observer(runner *r)
-{
-    char why[128];
-    redisContext *c;
-    int i;
-
-    for (i = 0; i < r->fleet.ctl->nodes; i++) {
-        if ((c = sim_control_connect_node(r->fleet.ctl, i, why, sizeof(why))) == NULL)
-            continue;
-        sim_observer_sync(c, r->fleet.ctl, SIM_ORCHESTRATOR, i, 1, OBSERVER_TIMEOUT_MS);
-        redisFree(c);
-    }
-}
-
 static void describe(const runner *r, sim_run *run)
 {
     const sim_actor *a;
@@ -381,12 +330,12 @@ static void describe(const runner *r, sim_run *run)
     run->info.lease_ms = r->cfg->lease_ms;
     run->info.seed = r->cfg->seed;
     run->info.clients = r->n;
-    run->info.nodes = r->cl.nodes;
+    run->info.nodes = r->srv.nodes;
 }
 
 static int finish(runner *r, sim_run *run, char *errstr, size_t len)
 {
-    drain_observer(r);
+    sim_servers_drain(&r->srv);
     if (stock(r, 1, errstr, len) != 0)
         return -1;
     run->ev = sim_history_snapshot(r->fleet.h, &run->n);
@@ -404,10 +353,7 @@ static int finish(runner *r, sim_run *run, char *errstr, size_t len)
 static void teardown(runner *r)
 {
     sim_fleet_end(&r->fleet);
-    sim_observer_stop(r->observer);
-    sim_nemesis_close(&r->nem);
-    sim_server_kill(&r->sentinel);
-    sim_cluster_stop(&r->cl);
+    sim_servers_stop(&r->srv);
 }
 
 static int playable(int stage, char *errstr, size_t len)

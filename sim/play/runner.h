@@ -1,6 +1,6 @@
 /* runner: plays a scenario against a stage, the way Jepsen runs a test.
  *
- * sim_runner_play starts the servers (cluster), the observer and the
+ * sim_runner_play starts the servers (servers.h: the kind the stage names), the observer and the
  * fleet of client processes, starts each client when its trigger fires,
  * lets the nemesis inject the fault when its time comes, and returns the
  * history. It never judges: the checker does that. One thread, one loop:

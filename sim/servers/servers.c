@@ -1,0 +1,88 @@
+/* servers: the registry of server kinds, and the calls that go to the
+ * kind of a run. See servers.h. */
+#include <string.h>
+
+#include "servers.h"
+#include "util.h"
+
+extern const sim_servers_kind sim_servers_redis;
+
+/* Every kind a stage may name, by its name in sim/stages.def. */
+static const sim_servers_kind *const kinds[] = {
+    &sim_servers_redis,
+};
+
+const sim_servers_kind *sim_servers_kind_get(const char *name)
+{
+    size_t i;
+
+    for (i = 0; name != NULL && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        if (strcmp(kinds[i]->name, name) == 0)
+            return kinds[i];
+    }
+    return NULL;
+}
+
+int sim_servers_start(sim_servers *s, const sim_stage *stage, unsigned flags,
+                      char *errstr, size_t len)
+{
+    memset(s, 0, sizeof(*s));
+    s->kind = sim_servers_kind_get(stage->server);
+    if (s->kind == NULL)
+        return sim_error(errstr, len, "%s talks to a server of kind \"%s\", which no file "
+                         "of sim/servers implements", stage->dir, stage->server);
+    if (stage->masters < 1 || stage->masters > SIM_NODES_MAX)
+        return sim_error(errstr, len, "a lock of %d nodes: give 1 to %d", stage->masters,
+                         SIM_NODES_MAX);
+    s->nodes = stage->masters;
+    if (s->kind->start(s, flags, errstr, len) == 0)
+        return 0;
+    sim_servers_stop(s);
+    return -1;
+}
+
+int sim_servers_attach(sim_servers *s, sim_history *h, sim_control *ctl,
+                       char *errstr, size_t len)
+{
+    int i;
+
+    s->h = h;
+    s->ctl = ctl;
+    ctl->nodes = s->nodes;
+    ctl->resource_port = s->resource_port;
+    for (i = 0; i < s->nodes; i++)
+        atomic_store(&ctl->node_port[i], s->port[i]);
+    return s->kind->attach(s, errstr, len);
+}
+
+int sim_servers_prepare_failover(sim_servers *s, char *errstr, size_t len)
+{
+    return s->kind->prepare(s, errstr, len);
+}
+
+int sim_servers_failover(sim_servers *s, char *errstr, size_t len)
+{
+    return s->kind->failover(s, errstr, len);
+}
+
+void sim_servers_down(sim_servers *s, int node)
+{
+    s->kind->down(s, node);
+}
+
+int sim_servers_restart(sim_servers *s, int node, char *errstr, size_t len)
+{
+    return s->kind->restart(s, node, errstr, len);
+}
+
+void sim_servers_drain(sim_servers *s)
+{
+    s->kind->drain(s);
+}
+
+void sim_servers_stop(sim_servers *s)
+{
+    if (s->kind != NULL)
+        s->kind->stop(s);
+    s->dir[0] = '\0';
+}

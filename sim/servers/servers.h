@@ -1,0 +1,93 @@
+/* servers: the lock's servers of one run, whatever their kind, behind one
+ * interface (Jepsen's db protocol).
+ *
+ * A stage's line in sim/stages.def names the kind of server its lock
+ * talks to ("redis"); the runner looks the kind up once per run and then
+ * only calls the functions below, so neither the runner nor the nemesis
+ * asks which server it talks to. A kind implements, once:
+ *
+ *   start     the lock's nodes and the resource server (a Redis server of
+ *             its own, for every kind), in one temp dir, each proven ready;
+ *             a standby for the failover when asked
+ *   attach    clients and the observer: where each node listens goes into
+ *             the control block, and an observer records who holds the
+ *             lock into the history, stamped as it happens
+ *   prepare   the failover's first half, before the lock is taken (Redis:
+ *             the replica's stream is held)
+ *   failover  the primary or leader is killed; another takes its place
+ *             without the lock; clients follow
+ *   down      a node is killed and stays down
+ *   restart   a node comes back empty (nothing persisted)
+ *   drain     every event the clients caused is in the history
+ *   stop      every process killed and reaped, the temp dir removed
+ *
+ * Each server fault is recorded in the history by the kind that performs
+ * it: the nemesis decides when, the kind knows how.
+ *
+ * Adding a kind: a file in this folder that defines a const
+ * sim_servers_kind, and its line in the table of servers.c.
+ *
+ * Errors, hiredis-style: 0, or -1 with one line of reason in errstr. */
+#ifndef SIM_SERVERS_H
+#define SIM_SERVERS_H
+
+#include <stddef.h>
+
+#include "control.h"
+#include "history.h"
+#include "stage.h"
+#include "tempdir.h"
+
+/* Flags of sim_servers_start. */
+#define SIM_SERVERS_STANDBY 0x1  /* what a failover promotes (Redis: a replica of node 0) */
+#define SIM_SERVERS_SENTINEL 0x2 /* Redis: a real redis-sentinel promotes it */
+
+typedef struct sim_servers sim_servers;
+
+typedef struct sim_servers_kind {
+    const char *name; /* as sim/stages.def names it */
+    int (*start)(sim_servers *s, unsigned flags, char *errstr, size_t len);
+    int (*attach)(sim_servers *s, char *errstr, size_t len);
+    int (*prepare)(sim_servers *s, char *errstr, size_t len);
+    int (*failover)(sim_servers *s, char *errstr, size_t len);
+    void (*down)(sim_servers *s, int node);
+    int (*restart)(sim_servers *s, int node, char *errstr, size_t len);
+    void (*drain)(sim_servers *s);
+    void (*stop)(sim_servers *s);
+} sim_servers_kind;
+
+struct sim_servers {
+    const sim_servers_kind *kind;
+    char dir[SIM_PATH_LEN];      /* the run's temp dir; "" when stopped */
+    int nodes;                   /* node 0 .. nodes - 1 hold the lock */
+    int port[SIM_NODES_MAX];     /* where node i listens now */
+    int resource_port;           /* the stock's server, which faults never touch */
+    sim_history *h;              /* where server faults and lock events go */
+    sim_control *ctl;            /* where clients find the nodes */
+    void *impl;                  /* the kind's own state */
+};
+
+/* The kind named so in sim/stages.def, or NULL when no file here
+ * implements it. */
+const sim_servers_kind *sim_servers_kind_get(const char *name);
+
+/* Starts nodes of stage's kind (flags: SIM_SERVERS_*). On error nothing
+ * is left running. */
+int sim_servers_start(sim_servers *s, const sim_stage *stage, unsigned flags,
+                      char *errstr, size_t len);
+
+/* The clients' control block (its node ports filled in here) and the
+ * history; starts the observer. */
+int sim_servers_attach(sim_servers *s, sim_history *h, sim_control *ctl,
+                       char *errstr, size_t len);
+
+int sim_servers_prepare_failover(sim_servers *s, char *errstr, size_t len);
+int sim_servers_failover(sim_servers *s, char *errstr, size_t len);
+void sim_servers_down(sim_servers *s, int node);
+int sim_servers_restart(sim_servers *s, int node, char *errstr, size_t len);
+void sim_servers_drain(sim_servers *s);
+
+/* Idempotent; safe after a failed start. */
+void sim_servers_stop(sim_servers *s);
+
+#endif
