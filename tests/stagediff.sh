@@ -92,7 +92,9 @@ if [ "$from" = "$to" ]; then
     [ "$base" = 0 ] && fail "from=$from and to=$to are the same stage ($a): nothing to compare; give two different stages"
     fail "from=$from and to=$to are the same stage ($a): nothing to compare; give two different stages, or make diff to=$to for what it changed on its base"
 fi
-switch side "$side" "shows the two stages side by side"
+# side=rows: the side-by-side pairing as rows for the report's pages
+# (stagediff_side.awk says how); not for people.
+[ "$side" = rows ] || switch side "$side" "shows the two stages side by side"
 switch full "$full" "shows whole files"
 
 parts=$(parts_of "$to")
@@ -122,10 +124,10 @@ show() {
     if [ "$full" = 1 ]; then
         context=$(cat "$1" "$2" 2>/dev/null | wc -l)
     fi
-    if [ "$side" = 1 ]; then
+    if [ "$side" = 1 ] || [ "$side" = rows ]; then
         diff -N -U "$context" --label "$3" --label "$4" "$1" "$2" >"$tmp/diff"
         [ $? -gt 1 ] && exit 2
-        awk -f tests/stagediff_side.awk "$tmp/diff"
+        awk -v rows_out="$([ "$side" = rows ] && echo 1)" -f tests/stagediff_side.awk "$tmp/diff"
     else
         # shellcheck disable=SC2086
         diff $color -N -U "$context" --label "$3" --label "$4" "$1" "$2"

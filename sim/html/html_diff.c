@@ -1,11 +1,12 @@
 /* html_diff: what a stage changed on its base, side by side, as `make
  * diff to=N side=1` shows it. The diff is make diff's own: this module
- * runs tests/stagediff.sh (the script behind make diff), reads its
- * unified output and draws it as a table, pairing the removed and added
- * lines of a change in order as stagediff_side.awk does. So the page
- * and the terminal show the same hunks, the same context, and the same
- * parts for a stage whose diff tests/stagediff.parts cuts into parts;
- * the whole files come from the script's full=1. */
+ * runs tests/stagediff.sh (the script behind make diff) with side=rows,
+ * which pairs the removed and added lines of each change with the same
+ * code as the terminal's side by side (stagediff_side.awk), and draws
+ * those rows as a table. So the page and the terminal show the same
+ * hunks, the same context, the same pairs, and the same parts for a
+ * stage whose diff tests/stagediff.parts cuts into parts; the whole files
+ * come from the script's full=1. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,6 @@
 #include "html_internal.h"
 #include "util.h"
 
-#define MAX_PAIR 512    /* removed (or added) lines of one change */
 #define MAX_PARTS 16    /* parts of one stage's diff */
 #define ARG 64          /* "to=6", "3:v3-set-nx-px:2" */
 
@@ -74,7 +74,7 @@ static char *make_diff(const char *src, int stage, int part, int full,
     argv[n++] = "sh";
     argv[n++] = script;
     argv[n++] = to;
-    argv[n++] = "side=";
+    argv[n++] = "side=rows";
     argv[n++] = parts;
     argv[n++] = whole;
     argv[n++] = "--";
@@ -148,35 +148,6 @@ static void side(FILE *f, const span *l, const span *o, const char *cls)
     fputs("</td>", f);
 }
 
-/* The lines of a change waiting for their pairs. */
-typedef struct change {
-    span minus[MAX_PAIR], plus[MAX_PAIR];
-    size_t nminus, nplus;
-} change;
-
-/* The pending removed and added lines, paired off in order. */
-static void flush(FILE *f, change *c)
-{
-    for (size_t i = 0; i < c->nminus || i < c->nplus; i++) {
-        const span *l = i < c->nminus ? &c->minus[i] : NULL;
-        const span *r = i < c->nplus ? &c->plus[i] : NULL;
-
-        fputs("<tr>", f);
-        side(f, l, r, "del");
-        side(f, r, l, "add");
-        fputs("</tr>\n", f);
-    }
-    c->nminus = c->nplus = 0;
-}
-
-static void context_row(FILE *f, const span *l, const span *r)
-{
-    fputs("<tr>", f);
-    side(f, l, NULL, "");
-    side(f, r, NULL, "");
-    fputs("</tr>\n", f);
-}
-
 /* "--- v5-lua-unlock/lock.c" and "+++ v6-.../lock.c": a file's table. */
 static void file_head(FILE *f, const span *a, const span *b, const char *cls)
 {
@@ -205,42 +176,39 @@ static int next_line(const char **p, span *l)
     return 1;
 }
 
-/* A hunk from its "@@ -a,b +c,d @@" line on: its rows, up to where its
- * counts end. */
-static void hunk(FILE *f, const char **p, const span *at, change *c)
+/* The tab-separated fields of a row, up to max; how many. */
+static int fields(const span *l, span *f, int max)
 {
-    long a = 0, na = 1, b = 0, nb = 1;
-    span l;
+    const char *p = l->s, *end = l->s + l->n;
+    int n = 0;
 
-    if (sscanf(at->s, "@@ -%ld,%ld +%ld,%ld", &a, &na, &b, &nb) < 4 &&
-        sscanf(at->s, "@@ -%ld +%ld,%ld", &a, &b, &nb) < 3 &&
-        sscanf(at->s, "@@ -%ld,%ld +%ld", &a, &na, &b) < 3)
-        sscanf(at->s, "@@ -%ld +%ld", &a, &b);
-    fprintf(f, "<tr class=\"skip\"><td colspan=\"2\">line %ld</td><td colspan=\"2\">"
-            "line %ld</td></tr>\n", a + (na == 0), b + (nb == 0));
-    a += na == 0;
-    b += nb == 0;
-    while ((na > 0 || nb > 0) && next_line(p, &l)) {
-        span t = { l.s + 1, l.n ? l.n - 1 : 0, 0 };
+    while (n < max) {
+        const char *tab = memchr(p, '\t', (size_t)(end - p));
 
-        if (l.n > 0 && l.s[0] == '\\')
-            continue;
-        if (l.n > 0 && l.s[0] == '-' && c->nminus < MAX_PAIR) {
-            t.ln = a++, na--;
-            c->minus[c->nminus++] = t;
-        } else if (l.n > 0 && l.s[0] == '+' && c->nplus < MAX_PAIR) {
-            t.ln = b++, nb--;
-            c->plus[c->nplus++] = t;
-        } else {
-            span r = t;
-
-            flush(f, c);
-            t.ln = a++, r.ln = b++;
-            na--, nb--;
-            context_row(f, &t, &r);
-        }
+        f[n].s = p;
+        f[n].n = (size_t)((tab != NULL ? tab : end) - p);
+        f[n].ln = strtol(p, NULL, 10);
+        n++;
+        if (tab == NULL)
+            break;
+        p = tab + 1;
     }
-    flush(f, c);
+    return n;
+}
+
+/* One paired row: "|" a changed line, "<" left only, ">" right only,
+ * " " the same on both sides. */
+static void pair_row(FILE *f, char mark, const span *l, const span *r)
+{
+    fputs("<tr>", f);
+    if (mark == ' ') {
+        side(f, l, NULL, "");
+        side(f, r, NULL, "");
+    } else {
+        side(f, mark == '>' ? NULL : l, mark == '|' ? r : NULL, "del");
+        side(f, mark == '<' ? NULL : r, mark == '|' ? l : NULL, "add");
+    }
+    fputs("</tr>\n", f);
 }
 
 /* make diff's output as tables, one per file; what it says outside the
@@ -248,24 +216,27 @@ static void hunk(FILE *f, const char **p, const span *at, change *c)
  * Returns the files drawn. */
 static int draw(FILE *f, const char *out, const char *cls)
 {
-    change c = { .nminus = 0 };
     const char *p = out;
-    span l, a = { 0 };
+    span l, x[5];
     int files = 0, open = 0;
 
     while (next_line(&p, &l)) {
-        if (l.n > 4 && strncmp(l.s, "--- ", 4) == 0) {
-            a = (span){ l.s + 4, l.n - 4, 0 };
-        } else if (l.n > 4 && strncmp(l.s, "+++ ", 4) == 0 && a.s != NULL) {
-            span b = { l.s + 4, l.n - 4, 0 };
+        int n = fields(&l, x, 5);
+        char mark = l.n > 1 && l.s[1] == '\t' ? l.s[0] : '\0';
 
+        if (mark == 'H' && n == 3) {
             if (open)
                 fputs("</tbody></table>\n", f);
-            file_head(f, &a, &b, cls);
+            file_head(f, &x[1], &x[2], cls);
             open = 1;
             files++;
-        } else if (open && l.n > 3 && strncmp(l.s, "@@ ", 3) == 0) {
-            hunk(f, &p, &l, &c);
+        } else if (open && mark == '@' && n == 3) {
+            fprintf(f, "<tr class=\"skip\"><td colspan=\"2\">line %ld</td><td colspan=\"2\">"
+                    "line %ld</td></tr>\n", x[1].ln, x[2].ln);
+        } else if (open && n == 5 && mark != '\0' && strchr(" |<>", mark) != NULL) {
+            x[2].ln = x[1].ln;
+            x[4].ln = x[3].ln;
+            pair_row(f, mark, &x[2], &x[4]);
         }
     }
     if (open)
