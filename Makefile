@@ -53,8 +53,8 @@ LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) -pthread
 
 # The simulator's folders, one per role, lowest layer first: a file
 # includes headers from its own folder and the folders before it, never
-# from one after it (tests/layers.sh checks that). sim/README.md says
-# what each folder owns.
+# from one after it (tests/layout.sh checks that). The README's layout
+# section says what each folder owns.
 SIM_LAYERS := base history checker servers client play report html bench
 SIM_INC := -Isim $(addprefix -Isim/,$(SIM_LAYERS))
 SIM_HDRS := $(wildcard sim/*.def $(SIM_LAYERS:%=sim/%/*.h))

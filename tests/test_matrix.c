@@ -1,6 +1,6 @@
 /* test_matrix: this stage's row of the fault matrix, asserted exactly.
  *
- * One tcase per scenario of the table in sim/scenarios.c: the test plays
+ * One tcase per scenario of the table in sim/play/scenarios.c: the test plays
  * the scenario against this stage with real redis-servers and client
  * processes (build/vN/client, next to this test binary), has the checker
  * judge the history, and asserts the answer key's cell: the anomalies it

@@ -1,5 +1,5 @@
 /* test_stages: the list of stages (sim/stages.def), the answer key
- * (sim/scenarios.c) and the stage folders hold together. No Redis: only
+ * (sim/play/scenarios.c) and the stage folders hold together. No Redis: only
  * the tables and the stages' sources are read.
  *
  * Everything that builds, tests, plays or diffs a stage takes it from
@@ -150,7 +150,7 @@ START_TEST(test_stages_answer_key)
             ck_assert_msg(cell != NULL || sim_stage_get(n)->base > 0,
                           "scenario %s has no answer for stage %d (%s), which is built on "
                           "no other stage: add its cell to the scenario's expect line in "
-                          "sim/scenarios.c", s->name, n, sim_stage_name(n));
+                          "sim/play/scenarios.c", s->name, n, sim_stage_name(n));
             ck_assert_msg(cell == NULL || sim_anomaly_parse(cell, &set) == 0,
                           "scenario %s's answer for stage %d is \"%s\"; expected anomaly "
                           "names (ME MD DL) or -", s->name, n, cell);

@@ -6,7 +6,7 @@
 /* Every stage's masters can be started. */
 #define SIM_STAGE(n, folder, base, server, masters, adds) \
     _Static_assert((masters) >= 1 && (masters) <= SIM_NODES_MAX, \
-                   folder " talks to more masters than SIM_NODES_MAX (sim/stage.h)");
+                   folder " talks to more masters than SIM_NODES_MAX (sim/base/stage.h)");
 #include "stages.def"
 #undef SIM_STAGE
 

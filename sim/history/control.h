@@ -1,7 +1,7 @@
 /* control: the control block that the simulated clients share with the
  * simulator, and the connections a process makes from it.
  *
- * Each client is the program build/vN/client (sim/client_main.c linked
+ * Each client is the program build/vN/client (sim/client/client_main.c linked
  * with one stage): the fleet (fleet.h) forks and execs it, so a crash is a real
  * SIGKILL and a pause (SIGSTOP) freezes every thread of it, v6's watchdog
  * too.
