@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 failed=0
 out=$(mktemp) || exit 2
-trap 'rm -f "$out" "$out.parts"' EXIT
+trap 'rm -rf "$out" "$out.parts" "$out.bin"' EXIT
 
 fail() {
     echo "cli-test: $*"
@@ -46,6 +46,13 @@ says() {
 }
 
 M="make --no-print-directory"
+
+# ---- another system than Linux ---------------------------------------------
+# A uname that answers Darwin: deps.sh says Linux only and how to run it.
+mkdir "$out.bin" && printf '#!/bin/sh\necho Darwin\n' >"$out.bin/uname" && chmod +x "$out.bin/uname"
+errs "lockstep runs on Linux only" env PATH="$out.bin:$PATH" sh tests/deps.sh ensure
+errs "which Darwin does not have" env PATH="$out.bin:$PATH" sh tests/deps.sh check
+errs "docker run --rm -it" env PATH="$out.bin:$PATH" sh tests/deps.sh ensure
 
 # ---- make variables, named as typed ---------------------------------------
 errs "lease=50 is below the minimum of 100 ms" $M sim stage=3 scenario=slow-holder lease=50

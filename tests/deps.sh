@@ -11,6 +11,9 @@
 #            uses: installed when missing and apt-get can; else one line,
 #            exit 1 (make report-test then skips that test; CI fails).
 #
+# lockstep runs on Linux only: on another system check and ensure say so,
+# with the container command that works there, and exit 1.
+#
 # Installing uses apt-get (Debian/Ubuntu), with sudo when not root: one
 # apt-get update, then one line per package as it installs. Without
 # apt-get, or without root and sudo, it prints the exact packages to
@@ -88,12 +91,29 @@ print_elsewhere() {
     cat >&2 <<EOF
 This system has no apt-get: install them with its package manager, e.g.
   Fedora/RHEL: sudo dnf install gcc make pkgconf-pkg-config check-devel hiredis-devel cjson-devel redis
-  macOS:       brew install pkg-config check hiredis cjson redis
 then run make again.
 EOF
 }
 
+# The stages and the simulator call prctl(PR_SET_PDEATHSIG),
+# sched_setaffinity, gettid and getrandom: Linux only. Elsewhere no
+# package helps, so say that first, with the way that works.
+linux_only() {
+    system=$(uname -s 2>/dev/null)
+    [ "$system" = Linux ] && return 0
+    cat >&2 <<EOF
+lockstep runs on Linux only: it calls prctl, sched_setaffinity, gettid and
+getrandom, which ${system:-this system} does not have. Run it in a Linux container or VM;
+with Docker, from this folder:
+  docker run --rm -it -v "\$PWD":/lockstep -w /lockstep debian:bookworm \\
+      sh -c 'apt-get update && apt-get install -y gcc make && make demo'
+On Windows, WSL's Ubuntu works too. README.md, "Where it runs", says more.
+EOF
+    return 1
+}
+
 check() {
+    linux_only || return 1
     probe
     [ -z "$missing_pkgs" ] && return 0
     echo "lockstep cannot build or test yet; missing:" >&2
@@ -153,6 +173,7 @@ apt_install() {
 
 # Installs what is missing; quiet (says nothing) when all is there.
 ensure() {
+    linux_only || return 1
     probe
     [ -z "$missing_pkgs" ] && return 0
     if ! command -v apt-get >/dev/null 2>&1; then

@@ -8,7 +8,10 @@
  * failpoint fires exactly where the stage has the step, so a cell cannot
  * pass because its fault never happened, and that the run's history,
  * saved and read back with its lines shuffled, gets the same verdict and
- * the same report (what `sim check` would say of a `sim run --save`). */
+ * the same report (what `sim check` would say of a `sim run --save`).
+ * And what README.md's story of the row says of this stage's cell (who
+ * read what, whose write came last, how many sales, who was inside
+ * together) must be what the run's history shows: tests/row_claims.c. */
 #define _GNU_SOURCE
 #include <libgen.h>
 #include <limits.h>
@@ -21,6 +24,7 @@
 #include "harness.h"
 #include "proc.h"
 #include "report.h"
+#include "row_claims.h"
 #include "runner.h"
 #include "suites.h"
 
@@ -120,6 +124,23 @@ static void assert_cell(const sim_run *run, const sim_verdict *v,
                   CAPS.stage, run->info.scenario, evidence);
 }
 
+/* Every sentence of the row's story that speaks of this cell, checked
+ * against the run's history. */
+static void assert_story(const sim_run *run, const sim_verdict *v)
+{
+    char why[1024];
+
+    for (size_t i = 0; i < row_claims_count(); i++) {
+        const row_claim *c = row_claim_at(i);
+
+        if (strcmp(c->scenario, run->info.scenario) != 0 || !row_claim_speaks_of(c, CAPS.stage))
+            continue;
+        ck_assert_msg(row_claims_check(c->facts, run->ev, run->n, v, why, sizeof(why)) == 0,
+                      "v%d %s: README.md's story of the row says \"%s\", but %s",
+                      CAPS.stage, run->info.scenario, c->sentence, why);
+    }
+}
+
 /* Shuffles a saved history's event lines (the header stays first). */
 static void shuffle_lines(const char *path, unsigned seed)
 {
@@ -216,6 +237,7 @@ START_TEST(test_matrix_cell)
     sim_check_run(&run.info, run.ev, run.n, &v);
     assert_failpoint(&run);
     assert_cell(&run, &v, expected);
+    assert_story(&run, &v);
     assert_replay(&run, &v);
     printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
            run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",
