@@ -80,7 +80,7 @@ report: check-deps
 # same.
 SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o \
                   $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history/history*.c) $(call sim_srcs,checker) \
-                    sim/base/stage.c sim/base/util.c sim/play/scenarios.c)
+                    sim/base/stage.c sim/base/proc.c sim/base/util.c sim/play/scenarios.c)
 
 $(BUILD)/site_test: $(SITE_TEST_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread

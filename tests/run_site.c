@@ -17,20 +17,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "site.h"
+#include "util.h"
 
 site the_site;
 
 static const char *browser_sh = SRCDIR "/tests/browser.sh";
 
-/* Runs argv with its output into out (NULL: nowhere); its exit status. */
+/* Runs argv with its output into out (NULL: nowhere); its exit status.
+ * The child is the simulator's (proc.h): it dies with this test, and a
+ * Ctrl-C kills it. */
 static int run(const char *const argv[], const char *out)
 {
-    pid_t pid = fork();
-    int status;
+    char why[128];
+    pid_t pid = sim_proc_fork(why, sizeof(why));
+    sim_proc_state st;
+    int status = -1;
 
     if (pid < 0)
         return -1;
@@ -42,10 +47,9 @@ static int run(const char *const argv[], const char *out)
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    while ((st = sim_proc_poll(pid, &status)) == SIM_PROC_RUNNING || st == SIM_PROC_STOPPED)
+        sim_sleep_ms(10);
+    return st == SIM_PROC_EXITED ? status : -1;
 }
 
 /* dir/name, allocated; NULL when out of memory. */
