@@ -17,6 +17,7 @@ Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
 Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the answer key */
 Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */
 Suite *html_suite(void);     /* tests/test_html.c: the report's web pages */
+Suite *matrix_page_suite(void); /* tests/test_matrix_page.c: the matrix page, print.html */
 
 int main(void)
 {
@@ -32,6 +33,7 @@ int main(void)
     srunner_add_suite(runner, stages_suite());
     srunner_add_suite(runner, pool_suite());
     srunner_add_suite(runner, html_suite());
+    srunner_add_suite(runner, matrix_page_suite());
     srunner_run_all(runner, CK_NORMAL);
     failed = srunner_ntests_failed(runner);
     srunner_free(runner);
