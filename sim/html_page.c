@@ -46,7 +46,7 @@ static const char style[] =
     /* The matrix: compact, so that 13 stages by 12 scenarios still fit
      * a 1400 x 1000 projector: a fixed label column, the stages sharing
      * the rest, a cell's badges two lines at most. */
-    "table.matrix{border-collapse:separate;border-spacing:4px;margin:.2em 0;"
+    "table.matrix{border-collapse:separate;border-spacing:3px;margin:.2em 0;"
     "table-layout:fixed;width:100%;max-width:1500px;font-size:.9em}\n"
     "table.matrix th{padding:.1em .2em;text-align:center;line-height:1.2}\n"
     "table.matrix thead th:first-child{width:17em;text-align:left}\n"
@@ -59,9 +59,11 @@ static const char style[] =
     "td.cell{height:3.2em;text-align:center;border-radius:7px;"
     "font-weight:700;position:relative;border:2px solid transparent;padding:0}\n"
     "td.cell a{display:block;color:inherit;text-decoration:none;"
-    "padding:.2em .15em;line-height:1.25}\n"
+    "padding:.2em .1em;line-height:1.25}\n"
     "td.cell a:hover{text-decoration:underline}\n"
-    "td.cell .mark{font-size:.88em;margin:.06em}\n"
+    /* Badges two to a line even in the column of a thirteenth stage. */
+    "td.cell .mark{font-size:.85em;margin:.05em;padding:.05em .22em}\n"
+    "td.cell .mark.none{font-size:1.25em}\n"
     "td.cell.none{background:#e8f5e9;color:var(--ok)}\n"
     "td.cell.lu{background:#fff3e0}\n"
     "td.cell.dl{background:#e0e0e0}\n"
@@ -163,12 +165,15 @@ static const char style[] =
     "table.matrix thead th:first-child{width:15em}\n"
     "td.cell{height:2.9em}\n"
     "dl.legend{font-size:8.5pt;margin:.4em 0;break-inside:avoid}\n"
-    "section.story,ul.verdict li,table.params tr{break-inside:avoid}\n"
+    "ul.verdict li,ul.evidence li,table.params tr{break-inside:avoid}\n"
+    "p:has(> a[href*=\"#row-\"]){display:none}\n"
     "figure.timeline{overflow:visible;break-inside:avoid;margin:.3em 0}\n"
-    "svg.timeline{width:100%;max-height:150mm}\n"
+    /* Small enough that the story starts under it on the same sheet. */
+    "svg.timeline{width:auto;height:auto;max-width:100%;max-height:95mm}\n"
     ".tl text.axis{font-size:16px;fill:#263238}\n"
     "ul.legend{font-size:8.5pt}\n"
     "ul.verdict{max-width:none}\n"
+    "table.params{font-size:8pt}\n"
     "table.diff{font-size:7pt}\n"
     "article.sheet{break-before:page}\n"
     "article.sheet:first-child{break-before:auto}\n"
