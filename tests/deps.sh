@@ -195,8 +195,13 @@ browser() {
         return 1
     fi
     echo "lockstep: missing:$missing_pkgs, for the report's browser test; installing with apt-get"
-    apt_install && have_browser && command -v pdftotext >/dev/null 2>&1 && return 0
-    echo "lockstep: no headless Chromium or pdftotext could be installed: the report's browser test will be skipped" >&2
+    apt_install
+    if ! have_browser; then
+        echo "lockstep: no headless Chromium could be installed: the report's browser test will be skipped" >&2
+        return 1
+    fi
+    command -v pdftotext >/dev/null 2>&1 && return 0
+    echo "lockstep: pdftotext could not be installed: the report's browser test will not read its PDF" >&2
     return 1
 }
 
