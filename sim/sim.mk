@@ -2,7 +2,8 @@
 #
 #   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]   one run, with its timeline
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
-#   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report
+#   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report,
+#                                    and as one PDF to print, build/report/lockstep.pdf
 #   make report-test                 that site in a headless browser (part of make test)
 #   make screenshots                 the README's pictures of it, docs/*.png
 #
@@ -60,10 +61,14 @@ demo: check-deps
 REPORT_DIR := $(BUILD)/report
 REPORT_BUILD = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
+REPORT_PDF := $(REPORT_DIR)/lockstep.pdf
+
 .PHONY: report
 # The last site is set aside, not deleted, until the simulator has taken
 # its arguments: a mistyped jobs=0 or lease=50 (exit 2, nothing played)
-# leaves it as it was.
+# leaves it as it was. Then the handout: the site's print.html printed
+# by a headless Chromium into one PDF; without a Chromium, one line says
+# it was skipped (make report does not install one: make deps does).
 report: check-deps
 	@$(MAKE) --no-print-directory sim-build
 	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi
@@ -71,7 +76,15 @@ report: check-deps
 	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS); status=$$?; \
 	if [ $$status -eq 2 ] && [ -d $(REPORT_DIR).old ]; then \
 	    rm -rf $(REPORT_DIR); mv $(REPORT_DIR).old $(REPORT_DIR); \
-	else rm -rf $(REPORT_DIR).old; fi; exit $$status
+	else rm -rf $(REPORT_DIR).old; fi; \
+	if [ $$status -ne 2 ] && [ -f $(REPORT_DIR)/print.html ]; then \
+	    if ! tests/browser.sh find >/dev/null 2>&1; then \
+	        echo "report: $(REPORT_PDF) skipped: no headless Chromium here (make deps installs it)"; \
+	    elif tests/browser.sh pdf file://$(CURDIR)/$(REPORT_DIR)/print.html $(REPORT_PDF); then \
+	        echo "the site as one PDF, to print: $(REPORT_PDF)"; \
+	    else echo "report: Chromium could not print $(REPORT_DIR)/print.html into $(REPORT_PDF)" >&2; \
+	        [ $$status -ne 0 ] || status=1; fi; \
+	fi; exit $$status
 
 # make report-test: make report's site, loaded in a headless Chromium
 # (tests/browser.sh), which it installs when it can; where it cannot, the

@@ -5,6 +5,9 @@
 #   browser.sh dom URL OUT LOG         the page's DOM after it loaded into OUT,
 #                                      the browser's log (console messages) into LOG
 #   browser.sh shot URL PNG W H        a W x H screenshot of the page into PNG
+#   browser.sh pdf URL PDF             the page printed into PDF (its own print
+#                                      style: paper, margins), without the
+#                                      browser's header and footer
 #
 # The flags keep it from the network (no updates, no sync, no background
 # requests: without them Chromium tries to reach Google and waits for it),
@@ -52,8 +55,15 @@ shot)
     [ $# -eq 5 ] || { echo "usage: $0 shot URL PNG W H" >&2; exit 2; }
     run --window-size="$4,$5" --screenshot="$3" "$2" >/dev/null 2>&1
     ;;
+pdf)
+    [ $# -eq 3 ] || { echo "usage: $0 pdf URL PDF" >&2; exit 2; }
+    rm -f "$3"
+    run --no-pdf-header-footer --generate-pdf-document-outline \
+        --print-to-pdf="$3" "$2" >/dev/null 2>&1 || exit $?
+    [ -s "$3" ]
+    ;;
 *)
-    echo "usage: $0 find | dom URL OUT LOG | shot URL PNG W H" >&2
+    echo "usage: $0 find | dom URL OUT LOG | shot URL PNG W H | pdf URL PDF" >&2
     exit 2
     ;;
 esac

@@ -8,8 +8,10 @@
 #   install  the same, and says so when all is there; then the browser
 #            (make deps).
 #   browser  a headless Chromium, which only the report's browser test
-#            uses: installed when missing and apt-get can; else one line,
-#            exit 1 (make report-test then skips that test; CI fails).
+#            and make report's PDF use, and pdftotext (poppler-utils), with
+#            which the test reads that PDF: installed when missing and
+#            apt-get can; else one line, exit 1 (make report-test then
+#            skips that test; CI fails).
 #
 # lockstep runs on Linux only: on another system check and ensure say so,
 # with the container command that works there, and exit 1.
@@ -36,7 +38,8 @@ describe() {
     libhiredis-dev) echo "the hiredis C client: headers and library" ;;
     libcjson-dev) echo "the cJSON library, which reads saved histories" ;;
     redis-server) echo "the Redis server that the tests and the simulator start" ;;
-    chromium) echo "a headless browser, for the report's browser test" ;;
+    chromium) echo "a headless browser, for the report's browser test and its PDF" ;;
+    poppler-utils) echo "pdftotext, with which the report's browser test reads its PDF" ;;
     esac
 }
 
@@ -200,21 +203,29 @@ install() {
     browser || true
 }
 
-# The browser is optional: nothing builds with it, one test uses it.
+# The browser is optional: nothing builds with it, one test and the
+# report's PDF use it; the test reads the PDF with pdftotext.
 have_browser() {
     sh "$(dirname "$0")/browser.sh" find >/dev/null 2>&1
 }
 
 browser() {
-    have_browser && return 0
+    missing_pkgs=""
+    have_browser || need chromium
+    command -v pdftotext >/dev/null 2>&1 || need poppler-utils
+    [ -z "$missing_pkgs" ] && return 0
     if ! command -v apt-get >/dev/null 2>&1; then
-        echo "lockstep: no headless Chromium, and no apt-get to install one: install chromium for the report's browser test" >&2
+        echo "lockstep: no apt-get to install$missing_pkgs: install them for the report's browser test" >&2
         return 1
     fi
-    missing_pkgs=" chromium"
-    echo "lockstep: missing: chromium, for the report's browser test; installing it with apt-get"
-    apt_install && have_browser && return 0
-    echo "lockstep: no headless Chromium could be installed: the report's browser test will be skipped" >&2
+    echo "lockstep: missing:$missing_pkgs, for the report's browser test; installing with apt-get"
+    apt_install
+    if ! have_browser; then
+        echo "lockstep: no headless Chromium could be installed: the report's browser test will be skipped" >&2
+        return 1
+    fi
+    command -v pdftotext >/dev/null 2>&1 && return 0
+    echo "lockstep: pdftotext could not be installed: the report's browser test will not read its PDF" >&2
     return 1
 }
 

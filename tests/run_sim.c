@@ -18,6 +18,7 @@ Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the ans
 Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */
 Suite *html_suite(void);     /* tests/test_html.c: the report's web pages */
 Suite *row_stories_suite(void); /* tests/test_row_stories.c: the README's row stories */
+Suite *matrix_page_suite(void); /* tests/test_matrix_page.c: the matrix page, print.html */
 
 int main(void)
 {
@@ -34,6 +35,7 @@ int main(void)
     srunner_add_suite(runner, pool_suite());
     srunner_add_suite(runner, html_suite());
     srunner_add_suite(runner, row_stories_suite());
+    srunner_add_suite(runner, matrix_page_suite());
     srunner_run_all(runner, CK_NORMAL);
     failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -8,7 +8,8 @@
  * SITE (matrix.png, run.png), loads every page of SITE and both
  * screenshots in one browser (one page that frames them all, with
  * tests/site_facts.js), reads the facts the script wrote from the DOM
- * the browser dumped, and runs the suite on them (test_site.c). */
+ * the browser dumped, reads the text of the site's PDF, and runs the
+ * suite on them (test_site.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -309,6 +310,29 @@ static int browse(const char *abs)
     return rc;
 }
 
+/* make report's PDF, as text with a form feed after each page, when
+ * pdftotext is here to read it; said in one line when it is not. */
+static void read_pdf(const char *abs)
+{
+    char txt[] = "/tmp/lockstep-pdf.XXXXXX", *pdf = join(abs, "lockstep.pdf");
+    int fd = mkstemp(txt);
+
+    the_site.pdf_there = pdf != NULL && access(pdf, R_OK) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (the_site.pdf_there && fd >= 0) {
+        if (run((const char *[]){ "/usr/bin/env", "pdftotext", "-enc", "UTF-8", pdf, txt,
+                                  NULL }, NULL) == 0)
+            the_site.pdf_text = slurp(txt);
+        else
+            printf("report-test: no pdftotext here (make deps installs poppler-utils): "
+                   "the PDF's pages are not read\n");
+    }
+    if (fd >= 0)
+        unlink(txt);
+    free(pdf);
+}
+
 /* The run of the screenshot: v3's slow holder, which shows most, when
  * the site has it; else the first run. */
 static const char *run_to_show(const char *abs)
@@ -353,6 +377,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "report-test: a screenshot failed (the test of it will say which)\n");
     if (browse(abs) != 0)
         return 1;
+    read_pdf(abs);
     sr = srunner_create(site_suite());
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);

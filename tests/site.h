@@ -4,14 +4,15 @@
  * headless Chromium (tests/browser.sh), with two screenshots, and reads
  * back what the browser rendered as facts (tests/site_facts.js: one line
  * each, a kind and its fields); test_site.c asserts on those facts, and
- * on the histories saved next to the run pages, judged again. */
+ * on the histories saved next to the run pages, judged again; and on
+ * the text of the site's PDF (lockstep.pdf), read with pdftotext. */
 #ifndef SITE_H
 #define SITE_H
 
 #include <check.h>
 #include <stddef.h>
 
-#define SITE_FIELDS 12       /* a fact's kind and up to 11 fields */
+#define SITE_FIELDS 16       /* a fact's kind and up to 15 fields */
 #define SITE_SHOT_W 1400     /* the screenshots' size, a projector's */
 #define SITE_SHOT_H 1000
 
@@ -28,6 +29,9 @@ typedef struct site {
     site_fact *facts;
     size_t n_facts;
     char *log;               /* the browser's log: its console messages */
+    int pdf_there;           /* make report printed lockstep.pdf */
+    char *pdf_text;          /* its text, a form feed after each page;
+                              * NULL: no pdftotext here to read it */
 } site;
 
 extern site the_site;

@@ -8,6 +8,7 @@
 (function () {
     'use strict';
     var out = [];
+    var PLANNED_STAGES = 13, PLANNED_SCENARIOS = 12;  /* the matrix's room */
 
     function fact() {
         out.push(Array.prototype.map.call(arguments, function (v) {
@@ -40,6 +41,54 @@
                  Math.round(r.width), Math.round(r.height), attr(c, 'title'),
                  getComputedStyle(c).backgroundColor);
         });
+    }
+
+    /* A table's box in its page's viewport, rounded outward, and how
+     * many of its cells' contents overflow them. */
+    function box(p, kind, d, t) {
+        var r = t.getBoundingClientRect(), w = d.defaultView, over = 0;
+        t.querySelectorAll('td.cell').forEach(function (c) {
+            var a = c.firstElementChild || c;
+            if (a.scrollHeight > c.clientHeight + 1 || a.scrollWidth > c.clientWidth + 1)
+                over++;
+        });
+        fact(kind, p, Math.floor(r.left), Math.floor(r.top), Math.ceil(r.right),
+             Math.ceil(r.bottom), t.querySelectorAll('tbody tr').length,
+             t.querySelectorAll('thead th.stage').length, over, w.innerWidth, w.innerHeight,
+             d.documentElement.scrollWidth);
+    }
+
+    /* The matrix as the page draws it; then the same page with as many
+     * stages and scenarios as the course plans (13 x 12), each new
+     * column a copy of a row's fullest cell and each new row a copy of
+     * the fullest row, the bar's links too: the room the design leaves. */
+    function matrix(p, d) {
+        var t = d.querySelector('table.matrix'), rows, bar, fullest, more, i;
+        if (!t)
+            return;
+        box(p, 'matrix', d, t);
+        rows = t.querySelectorAll('tr');
+        rows.forEach(function (tr) {
+            var best = tr.lastElementChild;
+            tr.querySelectorAll('td.cell, th.stage').forEach(function (c) {
+                if (c.querySelectorAll('.mark').length > best.querySelectorAll('.mark').length)
+                    best = c;
+            });
+            for (i = tr.querySelectorAll('td.cell, th.stage').length; i < PLANNED_STAGES; i++)
+                tr.appendChild(best.cloneNode(true));
+        });
+        fullest = t.querySelector('tbody tr');
+        t.querySelectorAll('tbody tr').forEach(function (tr) {
+            if (tr.querySelectorAll('.mark').length > fullest.querySelectorAll('.mark').length)
+                fullest = tr;
+        });
+        for (more = PLANNED_SCENARIOS - t.querySelectorAll('tbody tr').length; more > 0; more--)
+            t.querySelector('tbody').appendChild(fullest.cloneNode(true));
+        bar = d.querySelector('header.bar');
+        for (i = bar ? bar.querySelectorAll('a').length - 1 : PLANNED_STAGES;
+             i < PLANNED_STAGES; i++)
+            bar.appendChild(bar.lastElementChild.cloneNode(true));
+        box(p, 'matrix-planned', d, t);
     }
 
     function timelines(p, d) {
@@ -83,6 +132,7 @@
         d.querySelectorAll('table.diff.changes').forEach(function (t) {
             fact('diff', p, t.querySelectorAll('td.del, td.add').length);
         });
+        matrix(p, d);
     }
 
     /* A screenshot: its size, and how many pixels differ from its first:

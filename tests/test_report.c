@@ -145,6 +145,10 @@ START_TEST(test_report_refused_write)
     matrix_of(&cell);
     assert_printed("                      F   A's write refused at 400 ms: its "
                    "token 1 < B's 2\n");
+    /* The cell itself says the fence held, and the legend says what F
+     * means, and nothing else. */
+    assert_printed("\ngc-pause  ME F\n");
+    assert_printed("\nF   the fence held: the resource refused a stale write\n");
     assert_narrow(78);
 }
 END_TEST
@@ -161,8 +165,11 @@ START_TEST(test_report_token_clash)
                 "ms, the token client A had used since 5 ms: the resource "
                 "could not tell the two apart");
     matrix_of(&cell);
-    assert_printed("                      F   A and B both used token 1 (B from "
+    assert_printed("                      T   A and B both used token 1 (B from "
                    "33 ms)\n");
+    /* Not F, which says the fence held: T, the fence failed. */
+    assert_printed("\nfailover  ME LU T\n");
+    assert_printed("\nT   the fence failed: two holders used one token\n");
     assert_narrow(78);
 }
 END_TEST

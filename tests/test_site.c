@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,11 @@ static void check_cell(const sim_scenario *s, int stage)
     sim_anomaly_format(seen, want, sizeof(want));
     if (seen == 0 && unreachable)
         snprintf(want, sizeof(want), "(-)");
+    /* The fence's work, each outcome its own mark: held, failed. */
+    if (v.n_refusals > 0)
+        strcat(want, " F");
+    if (v.token_clash)
+        strcat(want, " T");
     ck_assert_msg(strcmp(c->f[4], want) == 0,
                   "the matrix shows \"%s\" for v%d %s; its saved history says \"%s\"",
                   c->f[4], stage, s->name, want);
@@ -178,6 +184,60 @@ START_TEST(test_site_matrix_cells)
     ck_assert_msg(cells == sim_scenario_count() * SIM_STAGES,
                   "the matrix has %zu cells; expected %zu scenarios x %d stages",
                   cells, sim_scenario_count(), SIM_STAGES);
+}
+END_TEST
+
+/* A cell where the fence held (F, no sale lost) is drawn unlike every
+ * cell that lost a sale. */
+START_TEST(test_site_fence_held_looks_unlike_a_lost_sale)
+{
+    const site_fact *c, *lost;
+    size_t at = 0, held = 0;
+
+    while ((c = site_next("cell", "index.html", &at)) != NULL) {
+        size_t at2 = 0;
+
+        if (strstr(c->f[4], "F") == NULL || strstr(c->f[4], "LU") != NULL)
+            continue;
+        held++;
+        while ((lost = site_next("cell", "index.html", &at2)) != NULL)
+            ck_assert_msg(strstr(lost->f[4], "LU") == NULL || strcmp(lost->f[9], c->f[9]) != 0,
+                          "v%s %s, where the fence held (%s), is drawn %s like v%s %s, "
+                          "which lost a sale (%s)", c->f[2], c->f[3], c->f[4], c->f[9],
+                          lost->f[2], lost->f[3], lost->f[4]);
+    }
+    ck_assert_msg(held > 0 || SIM_STAGES < 7, "no cell of the matrix shows that the fence "
+                  "held (F); v7's gc-pause should");
+}
+END_TEST
+
+/* The matrix, with every stage, on one projector's screen; and with as
+ * many stages and scenarios as the course plans, still (site_facts.js
+ * adds them as copies of the fullest cells and rows). */
+static void check_fits(const char *kind, const char *what)
+{
+    const site_fact *m = one(kind, "index.html");
+
+    ck_assert_msg(m != NULL, "the matrix page has no table.matrix (%s)", what);
+    ck_assert_msg(atoi(m->f[2]) >= 0 && atoi(m->f[3]) >= 0 && atoi(m->f[4]) <= atoi(m->f[9]) &&
+                  atoi(m->f[5]) <= atoi(m->f[10]) && atoi(m->f[11]) <= atoi(m->f[9]),
+                  "the matrix (%s: %s stages x %s scenarios) spans x %s..%s, y %s..%s px "
+                  "(the page %s px wide); a %sx%s screen must show it whole", what,
+                  m->f[7], m->f[6], m->f[2], m->f[4], m->f[3], m->f[5], m->f[11],
+                  m->f[9], m->f[10]);
+    ck_assert_msg(atoi(m->f[8]) == 0, "%s of the matrix's cells (%s) overflow: their "
+                  "marks do not fit them", m->f[8], what);
+}
+
+START_TEST(test_site_matrix_fits_a_screen)
+{
+    const site_fact *m = one("matrix", "index.html");
+
+    ck_assert_msg(m != NULL && atoi(m->f[7]) == SIM_STAGES &&
+                  (size_t)atoi(m->f[6]) == sim_scenario_count(),
+                  "the matrix page's table is not the whole matrix");
+    check_fits("matrix", "as played");
+    check_fits("matrix-planned", "13 stages x 12 scenarios");
 }
 END_TEST
 
@@ -343,6 +403,88 @@ START_TEST(test_site_screenshots_not_blank)
 }
 END_TEST
 
+/* ---- the PDF ------------------------------------------------------------------------- */
+
+/* The text of the PDF's page k (from 0), into a buffer of the test's; ""
+ * past the last. */
+static const char *pdf_page(size_t k, char *buf, size_t len)
+{
+    const char *p = the_site.pdf_text;
+    size_t n;
+
+    for (; k > 0 && (p = strchr(p, '\f')) != NULL; k--)
+        p++;
+    n = p != NULL ? strcspn(p, "\f") : 0;
+    snprintf(buf, len, "%.*s", (int)n, p != NULL ? p : "");
+    return buf;
+}
+
+static size_t pdf_pages(void)
+{
+    size_t n = 0;
+
+    for (const char *p = the_site.pdf_text; (p = strchr(p, '\f')) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* The first page from k on whose text has want; SIZE_MAX: none. */
+static size_t pdf_find(size_t k, const char *want, char *buf, size_t len)
+{
+    for (size_t n = pdf_pages(); k < n; k++)
+        if (strstr(pdf_page(k, buf, len), want) != NULL)
+            return k;
+    return SIZE_MAX;
+}
+
+/* make report printed the whole site into one PDF: the matrix whole on
+ * its first page, then each run with its timeline and, under it on the
+ * same page, the start of its story, then each stage; text, not
+ * pictures of text. */
+START_TEST(test_site_pdf_is_the_handout)
+{
+    static char page[64 * 1024];
+    char title[128];
+    size_t runs = sim_scenario_count() * SIM_STAGES, last = 0, k;
+
+    ck_assert_msg(the_site.pdf_there, "%s/lockstep.pdf is missing: make report found a "
+                  "browser, so it should have printed the site", the_site.dir);
+    if (the_site.pdf_text == NULL)
+        return; /* said in one line: no pdftotext */
+    ck_assert_msg(pdf_pages() >= 1 + runs + SIM_STAGES, "lockstep.pdf has %zu pages; "
+                  "expected the matrix, %zu runs and %d stages, a page each at least",
+                  pdf_pages(), runs, SIM_STAGES);
+    pdf_page(0, page, sizeof(page));
+    ck_assert_msg(strstr(page, "The fault matrix") != NULL &&
+                  strstr(page, "cells match the answer key") != NULL,
+                  "lockstep.pdf does not open with the matrix: %.200s", page);
+    for (size_t i = 0; i < sim_scenario_count(); i++)
+        ck_assert_msg(strstr(page, sim_scenario_at(i)->name) != NULL, "the matrix's row %s "
+                      "is not on the PDF's first page", sim_scenario_at(i)->name);
+    for (int s = 1; s <= SIM_STAGES; s++) {
+        snprintf(title, sizeof(title), "v%d\n", s);
+        ck_assert_msg(strstr(page, title) != NULL, "the matrix's column v%d is not on the "
+                      "PDF's first page", s);
+    }
+    for (size_t i = 0; i < sim_scenario_count(); i++)
+        for (int s = 1; s <= SIM_STAGES; s++) {
+            snprintf(title, sizeof(title), "%s / %s", sim_stage_name(s),
+                     sim_scenario_at(i)->name);
+            k = pdf_find(1, title, page, sizeof(page));
+            ck_assert_msg(k != SIZE_MAX, "lockstep.pdf has no page titled %s", title);
+            ck_assert_msg(strstr(page, "time (ms)") != NULL &&
+                          strstr(page, "What the checker found") != NULL,
+                          "lockstep.pdf's page %zu, %s, lacks its timeline's axis or the "
+                          "start of its story under it", k + 1, title);
+            last = k > last ? k : last;
+        }
+    for (int s = 1; s <= SIM_STAGES; s++)
+        ck_assert_msg(pdf_find(last + 1, sim_stage_name(s), page, sizeof(page)) != SIZE_MAX,
+                      "lockstep.pdf has no page of the stage %s after the runs",
+                      sim_stage_name(s));
+}
+END_TEST
+
 Suite *site_suite(void)
 {
     Suite *s = suite_create("site");
@@ -353,8 +495,11 @@ Suite *site_suite(void)
     tcase_add_test(pages, test_site_links_resolve);
     tcase_add_test(pages, test_site_screenshots_not_blank);
     tcase_add_test(content, test_site_matrix_cells);
+    tcase_add_test(content, test_site_fence_held_looks_unlike_a_lost_sale);
+    tcase_add_test(content, test_site_matrix_fits_a_screen);
     tcase_add_test(content, test_site_run_timelines);
     tcase_add_test(content, test_site_stage_pages);
+    tcase_add_test(content, test_site_pdf_is_the_handout);
     /* Reading 54 histories again takes a moment under a sanitizer. */
     tcase_set_timeout(content, 60);
     suite_add_tcase(s, pages);

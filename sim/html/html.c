@@ -147,12 +147,38 @@ void sim_html_run_name(char *buf, size_t len, int stage, const char *scenario)
 
 /* The marks a cell can show, in the order the matrix writes them. */
 static const unsigned mark_bits[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL,
-                                      SIM_ANOM_LU, SIM_ANOM_UNJUDGED };
+                                      SIM_ANOM_LU, SIM_ANOM_UNJUDGED,
+                                      SIM_MARK_FENCE_HELD, SIM_MARK_FENCE_FAILED };
 #define MARKS (sizeof(mark_bits) / sizeof(mark_bits[0]))
+
+/* A mark's name, as the terminal writes it. */
+static const char *mark_name(unsigned bit)
+{
+    return bit == SIM_MARK_FENCE_HELD ? "F" : bit == SIM_MARK_FENCE_FAILED ? "T"
+           : sim_anomaly_name(bit);
+}
+
+/* One table from a mark to its badge's class, so that every page and
+ * the legend draw a mark alike. */
+const char *sim_html_mark_class(const char *mark)
+{
+    static const struct {
+        const char *mark, *cls;
+    } classes[] = {
+        { "ME", "ME" }, { "MD", "MD" }, { "DL", "DL" }, { "LU", "LU" },
+        { "?", "unjudged" }, { "F", "fence" }, { "T", "clash" }, { "!", "differs" },
+    };
+
+    for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+        if (strcmp(mark, classes[i].mark) == 0)
+            return classes[i].cls;
+    return "none"; /* "-" and "(-)" */
+}
 
 void sim_html_mark_classes(char *buf, size_t len, unsigned set)
 {
-    static const char *const names[MARKS] = { "me", "md", "dl", "lu", "unjudged" };
+    static const char *const names[MARKS] = { "me", "md", "dl", "lu", "unjudged",
+                                              "fence", "clash" };
     size_t used = 0;
 
     buf[0] = '\0';
@@ -160,20 +186,19 @@ void sim_html_mark_classes(char *buf, size_t len, unsigned set)
         if (set & mark_bits[i])
             used += (size_t)snprintf(buf + used, len > used ? len - used : 0,
                                      "%s%s", used ? " " : "", names[i]);
-    if (used == 0)
-        snprintf(buf, len, "none");
+    if ((set & SIM_ANOM_CELLS) == 0)
+        snprintf(buf + used, len > used ? len - used : 0, "%snone", used ? " " : "");
 }
 
 void sim_html_marks(FILE *f, unsigned set, int unreachable)
 {
     fputs("<span class=\"marks\">", f);
-    if (set == 0)
+    if ((set & SIM_ANOM_CELLS) == 0)
         fprintf(f, "<span class=\"mark none\">%s</span>", unreachable ? "(-)" : "-");
     for (size_t i = 0; i < MARKS; i++)
         if (set & mark_bits[i])
             fprintf(f, "<span class=\"mark %s\">%s</span>",
-                    mark_bits[i] == SIM_ANOM_UNJUDGED ? "unjudged"
-                    : sim_anomaly_name(mark_bits[i]), sim_anomaly_name(mark_bits[i]));
+                    sim_html_mark_class(mark_name(mark_bits[i])), mark_name(mark_bits[i]));
     fputs("</span>", f);
 }
 
@@ -198,7 +223,9 @@ int sim_html_site(const char *dir, const char *src,
     for (int s = 1; s <= SIM_STAGES; s++)
         if (sim_html_stage_page(sub, src, s, runs, n, errstr, len) != 0)
             return -1;
-    return sim_html_matrix_page(dir, src, about, runs, n, errstr, len);
+    if (sim_html_matrix_page(dir, src, about, runs, n, errstr, len) != 0)
+        return -1;
+    return sim_html_book(dir, runs, n, errstr, len);
 }
 
 int sim_html_run_page(const char *dir, const sim_html_run *run, char *path,

@@ -26,6 +26,8 @@
  *                               report's sentences
  *   runs/vN-<scenario>.jsonl    its history, which `sim check` judges again
  *   stages/<folder>.html        a stage: its README, its diff from its base
+ *   print.html                  all of them in one document, to print (make
+ *                               report prints it to lockstep.pdf)
  *
  * Everything that comes from data (names, sentences, file contents) is
  * HTML-escaped. Errors, hiredis-style: 0, or -1 with one line of reason
@@ -58,7 +60,7 @@ typedef struct sim_html_about {
     double seconds;        /* how long the matrix took to play */
 } sim_html_about;
 
-/* The whole site: index.html, runs/ and stages/ in dir (created as
+/* The whole site: index.html, runs/, stages/ and print.html in dir (created as
  * needed). src is the repository's root: the stories of the matrix's rows
  * come from its README.md, each stage's page from its folder. */
 int sim_html_site(const char *dir, const char *src,

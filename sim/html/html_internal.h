@@ -9,6 +9,7 @@
  *   html_stage.c    a stage's page: its README and its diff
  *   html_md.c       the Markdown the READMEs are written in
  *   html_diff.c     make diff's output side by side, the changed lines marked
+ *   html_book.c     print.html: every page of the site in one document
  *
  * The site is part of the report: its sentences are the report's
  * (report_internal.h), never a second wording. */
@@ -49,12 +50,17 @@ char *sim_html_slurp(const char *path, size_t *n, char *errstr, size_t len);
 /* "v3-slow-holder": a run's file name without extension. */
 void sim_html_run_name(char *buf, size_t len, int stage, const char *scenario);
 
-/* "me md lu": the classes of a cell's marks, "none" when clean. */
+/* "me md lu": the classes of a cell's marks (sim_report_cell_marks),
+ * "none" when it has no anomaly, "fence" where the fence held. */
 void sim_html_mark_classes(char *buf, size_t len, unsigned set);
 
-/* A cell's marks as badges, ME MD DL LU ?; "-", or "(-)" for a fault
- * the stage cannot reach, when there is none. */
+/* A cell's marks as badges, ME MD DL LU ? F T; "-", or "(-)" for a
+ * fault the stage cannot reach, when there is no anomaly. */
 void sim_html_marks(FILE *f, unsigned set, int unreachable);
+
+/* The class of a mark's badge ("ME", "unjudged", "fence", ...; "none"
+ * for "-"): the one the stylesheet draws it with. */
+const char *sim_html_mark_class(const char *mark);
 
 /* ---- html_page.c ------------------------------------------------------ */
 
@@ -91,6 +97,14 @@ int sim_html_stage_page(const char *dir, const char *src, int stage,
  * its length; NULL when the README tells none. */
 const char *sim_html_story(const char *readme, const char *scenario,
                            size_t *n);
+
+/* ---- html_book.c --------------------------------------------------------- */
+
+/* dir/print.html from the pages of the site in dir, which must all be
+ * written: the matrix, the runs row by row, the stages; each page on
+ * sheets of its own when printed. 0, or -1 with errstr. */
+int sim_html_book(const char *dir, const sim_html_run *runs, size_t n,
+                  char *errstr, size_t len);
 
 /* ---- html_svg.c ---------------------------------------------------------- */
 

@@ -61,6 +61,9 @@ static void swatch(sim_svg *s, int kind, double x, double y)
     case SIM_SW_FENCE:
         sim_svg_fence(s, x + 13, y + 9);
         break;
+    case SIM_SW_CLASH:
+        sim_svg_clash(s, x + 13, y + 9);
+        break;
     case SIM_SW_OVERLAP:
         sim_svg_rect(s, x, y, 26, 18, "fill=\"#c62828\" fill-opacity=\"0.16\" stroke=\"#c62828\"");
         break;
@@ -98,8 +101,9 @@ void sim_svg_legend(sim_svg *s)
 
         if ((s->used & (1u << k)) == 0)
             continue;
-        if (k == SIM_SW_FENCE)
-            snprintf(words, sizeof(words), "F: %s", meaning_of("F"));
+        if (k == SIM_SW_FENCE || k == SIM_SW_CLASH)
+            snprintf(words, sizeof(words), "%s: %s", k == SIM_SW_FENCE ? "F" : "T",
+                     meaning_of(k == SIM_SW_FENCE ? "F" : "T"));
         else if (k >= SIM_SW_ME)
             snprintf(words, sizeof(words), "%s: %s", sim_anomaly_name(kind),
                      sim_report_heading(kind));

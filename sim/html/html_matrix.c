@@ -51,13 +51,6 @@ static const sim_html_run *find(const sim_html_run *runs, size_t n,
     return NULL;
 }
 
-/* The class of a code's badge: ME, MD, DL, LU as they are. */
-static const char *badge(const char *code)
-{
-    return strcmp(code, "?") == 0 ? "unjudged" : strcmp(code, "F") == 0 ? "fence"
-           : strcmp(code, "!") == 0 ? "differs" : code;
-}
-
 /* One line of a cell's evidence: in its tooltip (plain text, a line
  * each) or in the list under the grid (a badge, then the words). */
 static void say(FILE *f, int tip, const char *code, const char *text)
@@ -68,7 +61,7 @@ static void say(FILE *f, int tip, const char *code, const char *text)
     }
     fputs("<br>", f);
     if (code[0] != '\0')
-        fprintf(f, "<span class=\"mark %s\">%s</span> ", badge(code), code);
+        fprintf(f, "<span class=\"mark %s\">%s</span> ", sim_html_mark_class(code), code);
     sim_html_esc(f, text);
 }
 
@@ -97,8 +90,8 @@ static void episodes(FILE *f, const sim_matrix_cell *c, int tip)
     }
 }
 
-/* The fence's work: the writes the resource refused, and two holders
- * with one token. */
+/* The fence's work: the writes the resource refused (F), and two
+ * holders with one token (T). */
 static void fence(FILE *f, const sim_matrix_cell *c, int tip)
 {
     const sim_verdict *v = c->verdict;
@@ -115,7 +108,7 @@ static void fence(FILE *f, const sim_matrix_cell *c, int tip)
     }
     if (v->token_clash) {
         sim_report_clash_brief(s, sizeof(s), &v->clash, c->t0_ns);
-        say(f, tip, "F", s);
+        say(f, tip, "T", s);
     }
 }
 
@@ -148,9 +141,10 @@ static void cell(FILE *f, const sim_html_run *r)
 {
     const sim_matrix_cell *c = &r->cell;
     char cls[64], set[32], name[SIM_HTML_PATH];
+    unsigned marks = sim_report_cell_marks(c);
 
-    sim_html_mark_classes(cls, sizeof(cls), c->observed & SIM_ANOM_CELLS);
-    sim_anomaly_format(c->observed & SIM_ANOM_CELLS, set, sizeof(set));
+    sim_html_mark_classes(cls, sizeof(cls), marks);
+    sim_report_marks_format(marks, set, sizeof(set));
     sim_html_run_name(name, sizeof(name), c->stage, c->scenario);
     fprintf(f, "<td class=\"cell %s%s%s\" data-stage=\"%d\" data-scenario=\"",
             cls, c->unreachable ? " unreachable" : "", cell_matches(c) ? "" : " differs",
@@ -161,7 +155,7 @@ static void cell(FILE *f, const sim_html_run *r)
     fputs("\"><a href=\"runs/", f);
     sim_html_esc(f, name);
     fputs(".html\">", f);
-    sim_html_marks(f, c->observed & SIM_ANOM_CELLS, c->unreachable);
+    sim_html_marks(f, marks, c->unreachable);
     fputs("</a>", f);
     if (!cell_matches(c))
         fputs("<span class=\"differs-mark\">!</span>", f);
@@ -229,12 +223,7 @@ static void legend(FILE *f)
 
     fputs("<dl class=\"legend\">\n", f);
     for (size_t i = 0; (meaning = sim_report_matrix_legend(i, &mark)) != NULL; i++) {
-        unsigned bit = 0;
-
-        fprintf(f, "<dt><span class=\"mark %s\">",
-                sim_anomaly_parse(mark, &bit) == 0 && bit ? sim_anomaly_name(bit)
-                : strcmp(mark, "?") == 0 || strcmp(mark, "F") == 0 || strcmp(mark, "!") == 0
-                ? badge(mark) : "none");
+        fprintf(f, "<dt><span class=\"mark %s\">", sim_html_mark_class(mark));
         sim_html_esc(f, mark);
         fputs("</span></dt><dd>", f);
         sim_html_esc(f, meaning);
@@ -287,8 +276,7 @@ static void row_evidence(FILE *f, const sim_html_run *runs, size_t n,
         const sim_html_run *r = find(runs, n, scenario, s);
         char name[SIM_HTML_PATH];
 
-        if (r == NULL || ((r->cell.observed & SIM_ANOM_CELLS) == 0 &&
-                          r->cell.verdict->n_refusals == 0))
+        if (r == NULL || (sim_report_cell_marks(&r->cell) == 0 && cell_matches(&r->cell)))
             continue;
         sim_html_run_name(name, sizeof(name), s, scenario);
         fprintf(f, "<li><a href=\"runs/%s.html\">v%d</a>: ", name, s);
@@ -352,12 +340,19 @@ int sim_html_matrix_page(const char *dir, const char *src,
     sim_html_head(f, "lockstep: the fault matrix", "");
     fprintf(f, "<h1>The fault matrix</h1>\n<p class=\"lead\">Every scenario against "
             "every stage, each a real run judged from its history. A cell links to its "
-            "run; hover over it for the evidence. <span class=\"match%s\" "
+            "run<span class=\"screen-only\">; hover over it for the evidence</span>"
+            "<span class=\"print-only\">; its evidence is listed under its row's "
+            "story</span>. <span class=\"match%s\" "
             "data-matched=\"%zu\" data-cells=\"%zu\">%zu/%zu cells match the answer "
             "key</span>.</p>\n", matched == n ? "" : " bad", matched, n, matched, n);
     grid(f, runs, n);
     legend(f);
     about(f, a);
+    /* Written by make report after this page: print.html always, the
+     * PDF where a headless Chromium prints it. */
+    fputs("<p class=\"screen-only\">To print: <a href=\"print.html\">the whole site as "
+          "one document</a> (make report also prints it to "
+          "<code>lockstep.pdf</code> here, where it finds a headless Chromium).</p>\n", f);
     stories(f, readme, runs, n);
     sim_html_foot(f);
     free(readme);

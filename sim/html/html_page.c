@@ -12,7 +12,7 @@
 
 static const char style[] =
     ":root{--me:#c62828;--md:#7b1fa2;--dl:#212121;--lu:#e65100;"
-    "--ok:#2e7d32;--grey:#757575}\n"
+    "--ok:#2e7d32;--grey:#757575;--fence:#00695c}\n"
     "*{box-sizing:border-box}\n"
     "body{margin:0;font:18px/1.5 system-ui,'DejaVu Sans','Segoe UI',"
     "Helvetica,Arial,sans-serif;color:#1a1a1a;background:#fff}\n"
@@ -21,6 +21,7 @@ static const char style[] =
     "header.bar a{color:#fff;text-decoration:none}\n"
     "header.bar a:hover{text-decoration:underline}\n"
     "header.bar .home{font-weight:700;font-size:1.15em;margin-right:.6em}\n"
+    "header.bar .stages{color:#b0bec5}\n"
     "main{padding:.6em 1.5em 3em;max-width:1700px}\n"
     "h1{font-size:1.75em;margin:.35em 0 .2em}\n"
     "h2{font-size:1.35em;margin:1.4em 0 .4em;border-bottom:2px solid #e0e0e0}\n"
@@ -42,24 +43,35 @@ static const char style[] =
     "table.params th{text-align:left;padding:.15em 1em .15em 0;color:#546e7a;"
     "font-weight:600}\n"
     "table.params td{padding:.15em 0}\n"
-    /* The matrix. */
-    "table.matrix{border-collapse:separate;border-spacing:5px;margin:.4em 0}\n"
-    "table.matrix th{font-size:1.02em;padding:.2em .4em;text-align:center}\n"
+    /* The matrix: compact, so that 13 stages by 12 scenarios still fit
+     * a 1400 x 1000 projector: a fixed label column, the stages sharing
+     * the rest, a cell's badges two lines at most. */
+    "table.matrix{border-collapse:separate;border-spacing:3px;margin:.2em 0;"
+    "table-layout:fixed;width:100%;max-width:1500px;font-size:.9em}\n"
+    "table.matrix th{padding:.1em .2em;text-align:center;line-height:1.2}\n"
+    "table.matrix thead th:first-child{width:17em;text-align:left}\n"
     "table.matrix th a{color:inherit}\n"
-    "table.matrix th.row{text-align:left;white-space:nowrap}\n"
+    "table.matrix th.row{text-align:left}\n"
     "table.matrix th.row small{display:block;font-weight:400;color:#546e7a;"
-    "font-size:.72em;max-width:24em;white-space:normal;line-height:1.25}\n"
-    "th.stage small{display:block;font-weight:400;color:#546e7a;font-size:.7em}\n"
-    "td.cell{width:8.6em;height:3.6em;text-align:center;border-radius:8px;"
-    "font-weight:700;position:relative;border:2px solid transparent}\n"
+    "font-size:.76em;line-height:1.2}\n"
+    "th.stage small{display:block;font-weight:400;color:#546e7a;font-size:.7em;"
+    "overflow-wrap:anywhere}\n"
+    "td.cell{height:3.2em;text-align:center;border-radius:7px;"
+    "font-weight:700;position:relative;border:2px solid transparent;padding:0}\n"
     "td.cell a{display:block;color:inherit;text-decoration:none;"
-    "padding:.55em .35em}\n"
+    "padding:.2em .1em;line-height:1.25}\n"
     "td.cell a:hover{text-decoration:underline}\n"
+    /* Badges two to a line even in the column of a thirteenth stage. */
+    "td.cell .mark{font-size:.85em;margin:.05em;padding:.05em .22em}\n"
+    "td.cell .mark.none{font-size:1.25em}\n"
     "td.cell.none{background:#e8f5e9;color:var(--ok)}\n"
     "td.cell.lu{background:#fff3e0}\n"
     "td.cell.dl{background:#e0e0e0}\n"
     "td.cell.md{background:#f3e5f5}\n"
     "td.cell.me{background:#ffebee}\n"
+    /* Two holders, but the resource refused the stale write: not the
+     * red of a lost sale. */
+    "td.cell.fence:not(.lu){background:#e0f2f1}\n"
     "td.cell.unjudged{background:#fafafa;color:var(--grey)}\n"
     "td.cell.unreachable{background:#f5f5f5;color:var(--grey);"
     "font-weight:400}\n"
@@ -72,7 +84,9 @@ static const char style[] =
     "border-radius:4px;color:#fff;font-size:.95em;letter-spacing:.03em}\n"
     ".mark.ME{background:var(--me)}.mark.MD{background:var(--md)}"
     ".mark.DL{background:var(--dl)}.mark.LU{background:var(--lu)}"
-    ".mark.unjudged{background:var(--grey)}.mark.fence{background:#00695c}\n"
+    ".mark.unjudged{background:var(--grey)}.mark.fence{background:var(--fence)}"
+    ".mark.clash{background:#fff;color:var(--me);"
+    "box-shadow:inset 0 0 0 2px var(--fence)}\n"
     ".mark.none{color:var(--ok);font-size:1.3em}\n"
     ".mark.differs{background:#000;border-radius:50%;min-width:1.5em;"
     "text-align:center}\n"
@@ -128,7 +142,42 @@ static const char style[] =
     "table.diff tr.skip td{background:#f3f6fb;color:#607d8b;text-align:center;"
     "font-style:italic;padding:.15em}\n"
     "details{margin:.3em 0 1em}\n"
-    "details summary{cursor:pointer;color:#37474f}\n";
+    "details summary{cursor:pointer;color:#37474f}\n"
+    ".print-only{display:none}\n"
+    /* Print: landscape, A4 or Letter alike (the timelines are wide); no
+     * navigation; the colours kept; the matrix on one sheet; a run's
+     * story under its timeline; what the screen shows on hover, said
+     * in words (the matrix's evidence under each row's story). print.html
+     * puts each page of the site on sheets of its own. */
+    "@page{size:landscape;margin:10mm}\n"
+    "@media print{\n"
+    "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}\n"
+    "body{font-size:10pt}\n"
+    "header.bar,.screen-only,details{display:none}\n"
+    ".print-only{display:inline}\n"
+    "main{padding:0;max-width:none}\n"
+    "a{color:inherit;text-decoration:none}\n"
+    "h1{font-size:16pt;margin:0 0 .2em}\n"
+    "h2{font-size:13pt;margin:.8em 0 .3em}\n"
+    "h1,h2,h3{break-after:avoid}\n"
+    "p.lead{font-size:10.5pt}\n"
+    "table.matrix{font-size:9pt;max-width:none;break-inside:avoid}\n"
+    "table.matrix thead th:first-child{width:15em}\n"
+    "td.cell{height:2.9em}\n"
+    "dl.legend{font-size:8.5pt;margin:.4em 0;break-inside:avoid}\n"
+    "ul.verdict li,ul.evidence li,table.params tr{break-inside:avoid}\n"
+    "p:has(> a[href*=\"#row-\"]){display:none}\n"
+    "figure.timeline{overflow:visible;break-inside:avoid;margin:.3em 0}\n"
+    /* Small enough that the story starts under it on the same sheet. */
+    "svg.timeline{width:auto;height:auto;max-width:100%;max-height:95mm}\n"
+    ".tl text.axis{font-size:16px;fill:#263238}\n"
+    "ul.legend{font-size:8.5pt}\n"
+    "ul.verdict{max-width:none}\n"
+    "table.params{font-size:8pt}\n"
+    "table.diff{font-size:7pt}\n"
+    "article.sheet{break-before:page}\n"
+    "article.sheet:first-child{break-before:auto}\n"
+    "}\n";
 
 /* Colours for clients A, B, C...: far apart, none of them the red of an
  * anomaly. */
@@ -144,17 +193,19 @@ const char *sim_html_client_colour(int client)
     return client < 0 ? "#9e9e9e" : colours[(size_t)client % n];
 }
 
-/* The bar: the matrix, then each stage of the list. */
+/* The bar: the matrix, then each stage of the list by its number (its
+ * name on hover), so that it stays one line with many more stages. */
 static void bar(FILE *f, const char *root)
 {
     fprintf(f, "<header class=\"bar\"><a class=\"home\" href=\"%sindex.html\">"
-            "lockstep: the fault matrix</a>\n", root);
+            "lockstep: the fault matrix</a>\n<span class=\"stages\">stages:</span>\n",
+            root);
     for (int s = 1; s <= SIM_STAGES; s++) {
         fprintf(f, "<a href=\"%sstages/", root);
         sim_html_esc(f, sim_stage_name(s));
-        fputs(".html\">", f);
+        fputs(".html\" title=\"", f);
         sim_html_esc(f, sim_stage_name(s));
-        fputs("</a>\n", f);
+        fprintf(f, "\">v%d</a>\n", s);
     }
     fputs("</header>\n", f);
 }

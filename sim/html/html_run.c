@@ -17,7 +17,7 @@ static void marks_line(FILE *f, const sim_matrix_cell *c)
 
     sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
     fputs("<p class=\"lead\">This run: ", f);
-    sim_html_marks(f, seen, c->unreachable);
+    sim_html_marks(f, sim_report_cell_marks(c), c->unreachable);
     fprintf(f, " &nbsp; <span class=\"match%s\" data-match=\"%s\">", match ? "" : " bad",
             match ? "yes" : "no");
     sim_html_escf(f, match ? "as the answer key says (%s)"

@@ -44,7 +44,7 @@ static void column(FILE *f, int stage, const sim_html_run *runs, size_t n)
         if (c->stage != stage)
             continue;
         sim_html_run_name(name, sizeof(name), stage, c->scenario);
-        sim_anomaly_format(c->observed & SIM_ANOM_CELLS, seen, sizeof(seen));
+        sim_report_marks_format(sim_report_cell_marks(c), seen, sizeof(seen));
         sim_anomaly_format(c->expected & SIM_ANOM_CELLS, want, sizeof(want));
         fprintf(f, "<tr><td><a href=\"../runs/%s.html\">", name);
         sim_html_esc(f, c->scenario);

@@ -66,6 +66,14 @@ void sim_svg_fence(sim_svg *s, double cx, double cy)
             cx, cy);
 }
 
+void sim_svg_clash(sim_svg *s, double cx, double cy)
+{
+    fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"#fff\" "
+            "stroke=\"#00695c\" stroke-width=\"3\"/>\n<line x1=\"%.1f\" y1=\"%.1f\" "
+            "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c62828\" stroke-width=\"3\"/>\n",
+            cx, cy, cx - 7, cy + 7, cx + 7, cy - 7);
+}
+
 void sim_svg_group(sim_svg *s, const char *attrs, const char *fmt, ...)
 {
     char buf[SIM_REPORT_SENTENCE * 2];
@@ -397,17 +405,17 @@ static void episode_mark(sim_svg *s, const sim_episode *e, double y)
 }
 
 /* Two holders with one token: where the fence could not tell them
- * apart, a mark beside the anomalies (it is the fence's evidence, F). */
+ * apart, a mark beside the anomalies (the fence failed, T). */
 static void clash_mark(sim_svg *s, double y)
 {
     double x = sim_svg_x(s, s->v->clash.b_ns);
     char brief[SIM_REPORT_SENTENCE];
 
     sim_report_clash_brief(brief, sizeof(brief), &s->v->clash, s->t0);
-    SIM_SVG_USE(s, SIM_SW_FENCE);
-    sim_svg_group(s, "class=\"fence\"", "F: %s", brief);
-    sim_svg_fence(s, x, y + 9);
-    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", "F");
+    SIM_SVG_USE(s, SIM_SW_CLASH);
+    sim_svg_group(s, "class=\"clash\"", "T: %s", brief);
+    sim_svg_clash(s, x, y + 9);
+    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", "T");
     sim_svg_end(s);
 }
 

@@ -19,7 +19,7 @@
 enum { SIM_SW_WAIT, SIM_SW_HOLD, SIM_SW_CS, SIM_SW_RELEASE, SIM_SW_NOT_OWNER,
        SIM_SW_ERROR, SIM_SW_PAUSE, SIM_SW_KILLED, SIM_SW_GAVE_UP, SIM_SW_SALE,
        SIM_SW_TOKEN, SIM_SW_KEY, SIM_SW_KEY_NO_TTL, SIM_SW_FAULT, SIM_SW_OVERLAP,
-       SIM_SW_FENCE, SIM_SW_ME, SIM_SW_MD, SIM_SW_DL, SIM_SW_COUNT };
+       SIM_SW_FENCE, SIM_SW_CLASH, SIM_SW_ME, SIM_SW_MD, SIM_SW_DL, SIM_SW_COUNT };
 
 #define SIM_SVG_USE(s, sw) ((s)->used |= 1u << (sw))
 
@@ -55,8 +55,10 @@ void sim_svg_end(sim_svg *s);
 void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
                   const char *anchor, const char *words);
 
-/* The fence's mark (F): a refused write, a token two holders shared. */
+/* The fence's marks: F, a refused write (the fence held); T, a token
+ * two holders shared (the fence failed): a ring cut through. */
 void sim_svg_fence(sim_svg *s, double cx, double cy);
+void sim_svg_clash(sim_svg *s, double cx, double cy);
 
 /* html_legend.c: the legend of the symbols drawn, as HTML, after the
  * picture. */

@@ -26,6 +26,8 @@
  *   int  sim_report_matrix(FILE *out, const sim_matrix_cell *cells,
  *                          size_t n);
  *   const char *sim_report_matrix_legend(size_t i, const char **mark);
+ *   unsigned sim_report_cell_marks(const sim_matrix_cell *c);
+ *   void sim_report_marks_format(unsigned marks, char *buf, size_t len);
  *
  * Times are printed in ms from t0_ns, the run's start: h->t0_ns for a live
  * history, 0 for one read back with sim_history_load. Clients are letters:
@@ -142,10 +144,26 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
 void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
                          int64_t t0_ns);
 
+/* What a cell shows beside its anomalies: the fence's work, one mark
+ * for each outcome. Neither is an anomaly, so neither is in the answer
+ * key: the key judges the lock, these tell whether the resource saved
+ * the stock from it. */
+#define SIM_MARK_FENCE_HELD (1u << 16)   /* F: the resource refused a stale write */
+#define SIM_MARK_FENCE_FAILED (1u << 17) /* T: two holders used one token */
+#define SIM_MARK_FENCE (SIM_MARK_FENCE_HELD | SIM_MARK_FENCE_FAILED)
+
+/* The cell's marks: its anomalies (SIM_ANOM_CELLS of observed) and
+ * SIM_MARK_FENCE_* from its verdict. */
+unsigned sim_report_cell_marks(const sim_matrix_cell *c);
+
+/* Marks as the matrix writes them: "ME LU T", "ME F", "-". */
+void sim_report_marks_format(unsigned marks, char *buf, size_t len);
+
 /* The fault matrix: rows = scenarios in order of first appearance,
  * a column per stage, each as wide as its widest cell, each cell's
- * anomalies ("ME MD", "DL", "-", "?" when its history could not be
- * judged), "!" before a cell that differs from the answer key, "(-)" for
+ * marks ("ME MD", "DL", "-", "?" when its history could not be
+ * judged, "ME F" where the fence held), "!" before a cell that differs
+ * from the answer key (its anomalies do), "(-)" for
  * a fault the stage cannot reach; then each cell's evidence under the
  * table, one short line per episode (78 columns at most), the stock's
  * numbers under them; and the last line "63/63 cells match the answer

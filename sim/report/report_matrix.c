@@ -27,11 +27,37 @@ static int cell_matches(const sim_matrix_cell *c)
     return (c->observed & SIM_ANOM_CELLS) == (c->expected & SIM_ANOM_CELLS);
 }
 
+unsigned sim_report_cell_marks(const sim_matrix_cell *c)
+{
+    const sim_verdict *v = c->verdict;
+    unsigned marks = c->observed & SIM_ANOM_CELLS;
+
+    if (v != NULL && v->n_refusals > 0)
+        marks |= SIM_MARK_FENCE_HELD;
+    if (v != NULL && v->token_clash)
+        marks |= SIM_MARK_FENCE_FAILED;
+    return marks;
+}
+
+void sim_report_marks_format(unsigned marks, char *buf, size_t len)
+{
+    size_t used;
+
+    if (len == 0)
+        return;
+    sim_anomaly_format(marks & SIM_ANOM_CELLS, buf, len);
+    used = strlen(buf);
+    if (marks & SIM_MARK_FENCE_HELD)
+        used += (size_t)snprintf(buf + used, len > used ? len - used : 0, " F");
+    if ((marks & SIM_MARK_FENCE_FAILED) && used < len)
+        snprintf(buf + used, len - used, " T");
+}
+
 static void cell_text(char *buf, size_t len, const sim_matrix_cell *c)
 {
     char set[32];
 
-    sim_anomaly_format(c->observed & SIM_ANOM_CELLS, set, sizeof(set));
+    sim_report_marks_format(sim_report_cell_marks(c), set, sizeof(set));
     snprintf(buf, len, "%s%s%s%s", cell_matches(c) ? "" : "!",
              c->unreachable ? "(" : "", set, c->unreachable ? ")" : "");
 }
@@ -163,9 +189,9 @@ static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
     }
 }
 
-/* The fence: the writes the resource refused, MATRIX_CAP of them, then
- * how many more, and two holders with one token; label is cleared once
- * printed. */
+/* The fence: the writes the resource refused (F), MATRIX_CAP of them,
+ * then how many more, and two holders with one token (T); label is
+ * cleared once printed. */
 static void matrix_refusals(FILE *out, const sim_verdict *v, int64_t t0,
                             char *label)
 {
@@ -183,7 +209,7 @@ static void matrix_refusals(FILE *out, const sim_verdict *v, int64_t t0,
     }
     if (v->token_clash) {
         sim_report_clash_brief(text, sizeof(text), &v->clash, t0);
-        evidence_line(out, label, "F", text);
+        evidence_line(out, label, "T", text);
         label[0] = '\0';
     }
 }
@@ -228,7 +254,8 @@ static const struct {
     { "DL", "deadlock" },
     { "LU", "lost updates: sales the stock does not show" },
     { "-", "none" },
-    { "F", "the fence: a stale write refused, or one token held by two" },
+    { "F", "the fence held: the resource refused a stale write" },
+    { "T", "the fence failed: two holders used one token" },
     { "?", "the history could not be judged" },
     { "(-)", "fault not reachable: this stage has no such step" },
     { "!", "differs from the answer key" },

@@ -1,0 +1,257 @@
+/* test_matrix_page: the matrix page and the printed site, written from
+ * hand-written histories (story.h) and read back as text: every badge
+ * has a style, the fence's two outcomes have a mark each, in the cells,
+ * the legends and the timeline, and print.html holds every page with
+ * its links turned inward. No Redis and no browser (make report-test
+ * renders the real site, and prints it). */
+#define _GNU_SOURCE
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "html_internal.h"
+#include "stage.h"
+#include "story.h"
+
+static char tmp[] = "/tmp/lockstep-matrix.XXXXXX";
+static char *text;             /* the last file read */
+static story kept[2];          /* two runs' histories, kept past begin() */
+static sim_verdict judged[2];  /* and their verdicts */
+static sim_run_info info[2];
+static sim_html_run runs[2];
+
+static void make_tmp(void)
+{
+    strcpy(tmp, "/tmp/lockstep-matrix.XXXXXX");
+    ck_assert_msg(mkdtemp(tmp) != NULL, "cannot make a temp folder");
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_tmp(void)
+{
+    nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(text);
+    text = NULL;
+    for (size_t i = 0; i < 2; i++)
+        sim_verdict_free(&judged[i]);
+}
+
+static void read_back(const char *name)
+{
+    char path[512];
+    FILE *f;
+    size_t len = 0;
+
+    snprintf(path, sizeof(path), "%s/%s", tmp, name);
+    free(text);
+    text = NULL;
+    ck_assert_msg((f = fopen(path, "r")) != NULL, "%s was not written", path);
+    ck_assert(getdelim(&text, &len, '\0', f) > 0);
+    fclose(f);
+}
+
+static void has(const char *want)
+{
+    ck_assert_msg(strstr(text, want) != NULL, "the page lacks \"%s\"", want);
+}
+
+static void lacks(const char *unwanted)
+{
+    ck_assert_msg(strstr(text, unwanted) == NULL, "the page has \"%s\"", unwanted);
+}
+
+static size_t count(const char *what)
+{
+    size_t n = 0;
+
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* v7's two fenced runs: gc-pause, where the fence held (ME, a write
+ * refused), and failover, where it failed (ME LU, one token twice). The
+ * checker's verdicts are kept apart from story.h's, which begin() frees. */
+static void two_fenced_runs(void)
+{
+    static const char *const names[2] = { "gc-pause", "failover" };
+
+    for (size_t i = 0; i < 2; i++) {
+        if (i == 0)
+            fenced_pause_story();
+        else
+            fenced_failover_story();
+        check();
+        kept[i] = s;
+        judged[i] = v;
+        memset(&v, 0, sizeof(v));
+        info[i] = (sim_run_info){ "v7-fencing-token", "", "", "", 300, 1, 2, 1 };
+        snprintf(info[i].scenario, sizeof(info[i].scenario), "%s", names[i]);
+        runs[i] = (sim_html_run){ { names[i], 7, judged[i].anomalies,
+                                    judged[i].anomalies & SIM_ANOM_CELLS, 0, &judged[i], 0 },
+                                  &info[i], kept[i].ev, kept[i].n };
+    }
+}
+
+static void matrix_page(const sim_html_run *r, size_t n)
+{
+    sim_html_about about = { 300, 1, 6, 0, "", "", 1 };
+    char why[256];
+
+    ck_assert_msg(sim_html_matrix_page(tmp, SRCDIR, &about, r, n, why, sizeof(why)) == 0,
+                  "the matrix page was not written: %s", why);
+    read_back("index.html");
+}
+
+/* Every badge the page draws, class="mark X", has a rule of the page's
+ * style that colours it: a badge without one is white on white. */
+START_TEST(test_matrix_page_every_badge_has_a_style)
+{
+    char cls[64], rule[80];
+    sim_html_run unjudged;
+    const char *style_end;
+
+    two_fenced_runs();
+    unjudged = runs[0];
+    unjudged.cell.scenario = "baseline";
+    unjudged.cell.observed = SIM_ANOM_UNJUDGED;
+    matrix_page((const sim_html_run[]){ runs[0], runs[1], unjudged }, 3);
+    style_end = strstr(text, "</style>");
+    ck_assert(style_end != NULL);
+    for (const char *p = text; (p = strstr(p, "class=\"mark ")) != NULL; p++) {
+        size_t n = strcspn(p + 12, "\" ");
+
+        ck_assert(n < sizeof(cls));
+        snprintf(cls, sizeof(cls), "%.*s", (int)n, p + 12);
+        snprintf(rule, sizeof(rule), ".mark.%s{", cls);
+        ck_assert_msg(memmem(text, (size_t)(style_end - text), rule, strlen(rule)) != NULL,
+                      "the page draws a badge of class \"mark %s\", which its style "
+                      "does not know: %.80s", cls, p);
+    }
+    /* The legend's "?" among them. */
+    has("<dt><span class=\"mark unjudged\">?</span></dt><dd>the history could not be "
+        "judged</dd>");
+}
+END_TEST
+
+/* The fence held in one cell and failed in the other: each has its own
+ * mark, its own badge, and the one that held is not coloured as a lost
+ * sale. */
+START_TEST(test_matrix_page_fence_held_is_not_a_failure)
+{
+    const char *mark, *meaning, *seen[32];
+    size_t n = 0;
+
+    two_fenced_runs();
+    matrix_page(runs, 2);
+    has("<td class=\"cell me fence\" data-stage=\"7\" data-scenario=\"gc-pause\" "
+        "data-marks=\"ME F\"");
+    has("<td class=\"cell me lu clash\" data-stage=\"7\" data-scenario=\"failover\" "
+        "data-marks=\"ME LU T\"");
+    has("<span class=\"mark ME\">ME</span><span class=\"mark fence\">F</span></span>");
+    has("<span class=\"mark LU\">LU</span><span class=\"mark clash\">T</span></span>");
+    has("td.cell.fence:not(.lu){background:");
+    /* The evidence says which: the refusal under F, the shared token
+     * under T. */
+    has("<span class=\"mark fence\">F</span> A&#39;s write refused at 400 ms");
+    has("<span class=\"mark clash\">T</span> A and B both used token 1");
+    /* Each mark of the legend once, with one meaning. */
+    for (size_t i = 0; (meaning = sim_report_matrix_legend(i, &mark)) != NULL; i++) {
+        for (size_t j = 0; j < n; j++)
+            ck_assert_msg(strcmp(seen[j], mark) != 0, "the legend lists %s twice", mark);
+        ck_assert_msg(strstr(meaning, ", or ") == NULL, "the legend's %s means two "
+                      "things: %s", mark, meaning);
+        seen[n++] = mark;
+    }
+    has("<dt><span class=\"mark fence\">F</span></dt><dd>the fence held: the resource "
+        "refused a stale write</dd>");
+    has("<dt><span class=\"mark clash\">T</span></dt><dd>the fence failed: two holders "
+        "used one token</dd>");
+}
+END_TEST
+
+/* A run's page says the same: its marks, and the timeline's symbols of
+ * the fence, one for each outcome. */
+START_TEST(test_matrix_page_run_pages_tell_the_fence_apart)
+{
+    char path[512], why[256];
+
+    two_fenced_runs();
+    ck_assert(sim_html_run_page(tmp, &runs[0], path, sizeof(path), why, sizeof(why)) == 0);
+    read_back("v7-gc-pause.html");
+    has("<span class=\"mark ME\">ME</span><span class=\"mark fence\">F</span>");
+    has("<g class=\"refused\"><title>F: A&#39;s write refused");
+    has("F: the fence held: the resource refused a stale write</li>");
+    lacks("the fence failed");
+    ck_assert(sim_html_run_page(tmp, &runs[1], path, sizeof(path), why, sizeof(why)) == 0);
+    read_back("v7-failover.html");
+    has("<span class=\"mark LU\">LU</span><span class=\"mark clash\">T</span>");
+    has("<g class=\"clash\"><title>T: A and B both used token 1");
+    has("T: the fence failed: two holders used one token</li>");
+    lacks("F: the fence");
+}
+END_TEST
+
+/* print.html: the matrix, each run, each stage, each on sheets of its
+ * own, in the matrix's order; a link to another page of the site goes
+ * to that page's sheet. */
+START_TEST(test_matrix_page_print_holds_the_site)
+{
+    sim_html_about about = { 300, 1, 6, 0, "", "", 1 };
+    char site[600], why[256], want[128];
+    const char *gc, *fo, *v1;
+
+    two_fenced_runs();
+    snprintf(site, sizeof(site), "%s/site", tmp);
+    ck_assert_msg(sim_html_site(site, SRCDIR, &about, runs, 2, why, sizeof(why)) == 0,
+                  "the site was not written: %s", why);
+    read_back("site/print.html");
+    ck_assert_msg(count("<article class=\"sheet\"") == (size_t)(1 + 2 + SIM_STAGES),
+                  "print.html has %zu sheets; expected the matrix, 2 runs and %d stages",
+                  count("<article class=\"sheet\""), SIM_STAGES);
+    has("<article class=\"sheet\" id=\"page-index\">\n<h1>The fault matrix</h1>");
+    gc = strstr(text, "<article class=\"sheet\" id=\"page-runs-v7-gc-pause\">");
+    fo = strstr(text, "<article class=\"sheet\" id=\"page-runs-v7-failover\">");
+    v1 = strstr(text, "<article class=\"sheet\" id=\"page-stages-v1-setnx\">");
+    ck_assert_msg(gc != NULL && fo != NULL && v1 != NULL && gc < fo && fo < v1,
+                  "print.html's sheets are not the matrix, the runs row by row, "
+                  "then the stages");
+    has("<a href=\"#page-runs-v7-gc-pause\">");           /* a cell */
+    has("<a href=\"#row-gc-pause\">");                    /* back to the row */
+    snprintf(want, sizeof(want), "<a href=\"#page-stages-%s\">", sim_stage_name(7));
+    has(want);                                            /* the run's stage */
+    has("<a href=\"runs/v7-gc-pause.jsonl\">");           /* a file stays a file */
+    lacks("href=\"runs/v7-gc-pause.html");
+    lacks("href=\"../");
+    lacks("<header class=\"bar\">");
+    has("@media print{");
+    has("article.sheet{break-before:page}");
+}
+END_TEST
+
+Suite *matrix_page_suite(void)
+{
+    Suite *suite = suite_create("matrix page");
+    TCase *pages = tcase_create("pages");
+
+    tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
+    tcase_add_test(pages, test_matrix_page_every_badge_has_a_style);
+    tcase_add_test(pages, test_matrix_page_fence_held_is_not_a_failure);
+    tcase_add_test(pages, test_matrix_page_run_pages_tell_the_fence_apart);
+    tcase_add_test(pages, test_matrix_page_print_holds_the_site);
+    /* The site's stage pages run make diff: seconds under a sanitizer. */
+    tcase_set_timeout(pages, 60);
+    suite_add_tcase(suite, pages);
+    return suite;
+}
