@@ -62,16 +62,20 @@ REPORT_BUILD = $(shell git describe --always --dirty 2>/dev/null || echo unknown
 
 .PHONY: report
 # The last site is set aside, not deleted, until the simulator has taken
-# its arguments: a mistyped jobs=0 or lease=50 (exit 2, nothing played)
-# leaves it as it was.
+# its arguments and played every cell: a mistyped jobs=0 or lease=50
+# (exit 2, nothing played) and a Ctrl-C or kill in the middle of the
+# matrix (the shell's trap, or the simulator's exit on a signal) leave it
+# as it was, so the address the last run printed still
+# opens.
 report: check-deps
 	@$(MAKE) --no-print-directory sim-build
-	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi
-	@$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
-	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS); status=$$?; \
-	if [ $$status -eq 2 ] && [ -d $(REPORT_DIR).old ]; then \
-	    rm -rf $(REPORT_DIR); mv $(REPORT_DIR).old $(REPORT_DIR); \
-	else rm -rf $(REPORT_DIR).old; fi; exit $$status
+	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi; \
+	restore() { if [ -d $(REPORT_DIR).old ]; then \
+	    rm -rf $(REPORT_DIR); mv $(REPORT_DIR).old $(REPORT_DIR); fi; }; \
+	trap 'restore; exit 130' INT; trap 'restore; exit 143' TERM; trap 'restore; exit 129' HUP; \
+	$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
+	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS); status=$$?; trap - INT TERM HUP; \
+	if [ $$status -eq 2 ] || [ $$status -gt 128 ]; then restore; else rm -rf $(REPORT_DIR).old; fi; exit $$status
 
 # make report-test: make report's site, loaded in a headless Chromium
 # (tests/browser.sh), which it installs when it can; where it cannot, the
