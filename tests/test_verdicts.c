@@ -6,7 +6,8 @@
  * before the observer speaks, a lost observer message, a crash that has
  * nothing to do with a stuck key, an acquire whose outcome was unknown, a
  * client past Z, a tie, JSON the reader must take or refuse, a history
- * that cannot be judged. A teacher can run `build/sim/sim check` on any
+ * that cannot be judged, a client the header does not count, a directory
+ * given for a file. A teacher can run `build/sim/sim check` on any
  * of them. Paths are from the repository's root, where make runs this. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -93,6 +94,10 @@ static const expect cases[] = {
         "what it does to the lock key" } },
     { "unknown-type.jsonl", 2, NULL, { ":6: unknown event type \"dance\"" } },
     { "version-4.jsonl", 2, NULL, { ":1: saved in format version 4" } },
+    { "client-past-count.jsonl", 2, NULL,
+      { ":6: the event names client 7, but the header says the run had 3 (0 to 2)" } },
+    { ".", 2, NULL, { "tests/histories/.: cannot read it: Is a directory: give the "
+                      ".jsonl file that run --save wrote" } },
     { "json-duplicate-key.jsonl", 2, NULL,
       { ":10: the key \"client\" appears twice" } },
 };
