@@ -65,6 +65,8 @@ static void put_event(FILE *f, const sim_event *e, int64_t t0_ns)
     fprintf(f, ",\"node\":%d,\"value\":%lld", (int)e->node, (long long)e->value);
     if (e->token != 0)
         fprintf(f, ",\"token\":%lld", (long long)e->token);
+    if (e->lease_ms != 0)
+        fprintf(f, ",\"lease_ms\":%lld", (long long)e->lease_ms);
     fputs(",\"detail\":", f);
     put_string(f, e->detail);
     fputs("}\n", f);
@@ -353,6 +355,7 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
         get_int(rd, f, F_NODE, 0, 0, SIM_HISTORY_NODES_MAX - 1, &node) < 0 ||
         get_int(rd, f, F_VALUE, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->value) < 0 ||
         get_int(rd, f, F_TOKEN, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->token) < 0 ||
+        get_int(rd, f, F_LEASE, 0, 0, INT32_MAX, &e->lease_ms) < 0 ||
         get_string(rd, f, F_DETAIL, 1, e->detail, sizeof(e->detail)) != 0)
         return -1;
     if (type == NULL)

@@ -391,6 +391,10 @@ static void lane(lanes *l, int c)
     sim_svg *s = l->s;
     double y = s->y_clients + c * SIM_SVG_LANE_H;
     char who[SIM_REPORT_NAME], label[SIM_REPORT_NAME + 8], attrs[64];
+    /* A client given a lease of its own says it under its name: the
+     * lease axis below counts the run's. */
+    long own = sim_history_lease_of(s->run->ev, s->run->n, c);
+    int apart = own > 0 && own != s->run->info->lease_ms;
 
     sim_check_client_name(c, who, sizeof(who));
     fprintf(s->f, "<g class=\"lane client\" data-client=\"%s\">\n", who);
@@ -399,7 +403,11 @@ static void lane(lanes *l, int c)
     snprintf(attrs, sizeof(attrs), "fill=\"%s\"", sim_html_client_colour(c));
     sim_svg_rect(s, 8, y + 9, 14, 14, attrs);
     snprintf(label, sizeof(label), "client %s", who);
-    sim_svg_text(s, 28, y + 21, "lane-label", "start", label);
+    sim_svg_text(s, 28, y + (apart ? 17 : 21), "lane-label", "start", label);
+    if (apart) {
+        snprintf(label, sizeof(label), "lease %ld ms", own);
+        sim_svg_text(s, 28, y + 31, "small own-lease", "start", label);
+    }
     for (int k = 0; k < K_KINDS; k++)
         for (size_t i = 0; i < l->n; i++)
             if (l->st[i].client == c && l->st[i].kind == k)

@@ -172,6 +172,35 @@ START_TEST(test_html_run_page_draws_the_history)
 }
 END_TEST
 
+/* A holds under a lease of its own, 12 of the run's; B asks with the
+ * run's: A's lane and the verdict say A's, and nothing about B's. */
+START_TEST(test_html_run_page_tells_a_clients_own_lease)
+{
+    sim_run_info info = { "v8-redlock", "failover", "own leases", "", 300, 1, 2, 1 };
+    sim_html_run run;
+    char path[512], why[256];
+
+    begin();
+    takes(0, A, 1);
+    s.ev[s.n - 4].lease_ms = 3600;  /* takes: invoke, set, expire, ok */
+    wants(50, B);
+    s.ev[s.n - 1].lease_ms = 300;
+    gives_back(1000, A);
+    gets(1003, B);
+    gives_back(1100, B);
+    check();
+    run = (sim_html_run){ { info.scenario, 8, v.anomalies, v.anomalies, 0, &v, 0 },
+                          &info, s.ev, s.n };
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back("%s/%s", "v8-failover.html");
+    has("class=\"small own-lease\" text-anchor=\"start\">lease 3600 ms</text>");
+    ck_assert_msg(count("own-lease") == 1, "%zu lanes tell an own lease; only A has one",
+                  count("own-lease"));
+    has("<strong>leases</strong>: A&#39;s own lease is 3600 ms, 12 times the run&#39;s 300 ms</li>");
+}
+END_TEST
+
 /* make diff of the repository, in the test's own: its script and awk
  * files linked, a table of parts that cuts no stage. */
 static void link_make_diff(const char *src)
@@ -321,6 +350,7 @@ Suite *html_suite(void)
 
     tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
     tcase_add_test(pages, test_html_run_page_draws_the_history);
+    tcase_add_test(pages, test_html_run_page_tells_a_clients_own_lease);
     tcase_add_test(pages, test_html_stage_pages_render_markdown_and_diff);
     tcase_add_test(pages, test_html_readme_tells_every_row);
     /* A stage page runs make diff, v6's once per part: a few seconds on

@@ -87,6 +87,9 @@ static const expect cases[] = {
     { "clean.jsonl", 0, "-",
       { "no anomaly: one holder at a time, no lock deleted by another, no "
         "deadlock" } },
+    { "own-lease.jsonl", 0, "-",
+      { "leases: A's own lease is 1200 ms, 4 times the run's 300 ms no anomaly",
+        "the run ends at 1002 ms A's own lease is 1200 ms, 4 times the run's 300 ms" } },
     { "empty.jsonl", 2, NULL, { "the file is empty" } },
     { "header-only.jsonl", 2, NULL, { "the history has no events" } },
     { "unknown-key-event.jsonl", 2, NULL,
