@@ -25,15 +25,8 @@
 #define MAX_PLOT 1500    /* the widest drawing a page shows whole */
 #define MIN_PLOT 600
 #define RIGHT_PAD 100     /* room for a label past the run's end */
-#define ROW_H 20         /* a row of fault marks or of anomaly intervals */
-#define MARK_ROWS 5      /* rows for labels that would overlap: a fault on
-                          * each of five nodes can fall within one label */
+#define ROW_H SIM_SVG_ROW_H
 #define ME_ROWS 4
-#define CHAR_W 7.0       /* a label's letter, about, in px */
-
-/* The failover's steps that get a label; the others are a tick whose
- * tooltip names them. */
-static const char *const failover_told[] = { "kill primary", "promote replica" };
 
 double sim_svg_x(const sim_svg *s, int64_t t)
 {
@@ -85,154 +78,6 @@ void sim_svg_group(sim_svg *s, const char *attrs, const char *fmt, ...)
 void sim_svg_end(sim_svg *s)
 {
     fputs("</g>\n", s->f);
-}
-
-/* ---- the faults: marks on the time axis --------------------------------------- */
-
-typedef struct mark {
-    int64_t at, to;        /* to > at: a stretch (a pause) */
-    int told;              /* has a label; else a tick, its tooltip says */
-    int row;
-    char label[SIM_DETAIL_LEN + SIM_REPORT_NAME + 4];
-    char tip[SIM_REPORT_SENTENCE];
-} mark;
-
-typedef struct marks {
-    mark *m;
-    size_t n;
-    int rows;
-} marks;
-
-static int64_t pause_end(const sim_html_run *r, size_t i)
-{
-    for (size_t k = i + 1; k < r->n; k++)
-        if (r->ev[k].type == SIM_EV_PAUSE_END && r->ev[k].client == r->ev[i].client)
-            return r->ev[k].t_ns;
-    return r->ev[r->n - 1].t_ns;
-}
-
-static int failover_is_told(const char *step)
-{
-    for (size_t i = 0; i < sizeof(failover_told) / sizeof(failover_told[0]); i++)
-        if (strcmp(step, failover_told[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* One event as a fault mark; 0 when it is not a fault. */
-static int fault_mark(const sim_svg *s, size_t i, mark *m)
-{
-    const sim_event *e = &s->run->ev[i];
-    char who[SIM_REPORT_NAME];
-    long at = sim_report_ms(e->t_ns, s->t0);
-
-    memset(m, 0, sizeof(*m));
-    m->at = m->to = e->t_ns;
-    m->told = 1;
-    sim_check_client_name(e->client, who, sizeof(who));
-    switch (e->type) {
-    case SIM_EV_PAUSE_BEGIN:
-        m->to = pause_end(s->run, i);
-        snprintf(m->label, sizeof(m->label), "%s paused", who);
-        snprintf(m->tip, sizeof(m->tip), "the nemesis stopped %s's process "
-                 "(SIGSTOP) at %ld ms, until %ld ms", who, at,
-                 sim_report_ms(m->to, s->t0));
-        return 1;
-    case SIM_EV_CRASH:
-        snprintf(m->label, sizeof(m->label), "%s killed", who);
-        snprintf(m->tip, sizeof(m->tip), "%s's process was killed (SIGKILL) at "
-                 "%ld ms", who, at);
-        return 1;
-    case SIM_EV_FAILPOINT:
-        snprintf(m->label, sizeof(m->label), "%s: %s", who, e->detail);
-        snprintf(m->tip, sizeof(m->tip), "%s reached the failpoint %s at %ld ms",
-                 who, e->detail, at);
-        return 1;
-    case SIM_EV_NODE_DOWN:
-        snprintf(m->label, sizeof(m->label), "node %d down", e->node);
-        snprintf(m->tip, sizeof(m->tip), "node %d's server was killed at %ld ms "
-                 "and stays down until it restarts", e->node, at);
-        return 1;
-    case SIM_EV_RESTART:
-        snprintf(m->label, sizeof(m->label), "node %d restarts empty", e->node);
-        snprintf(m->tip, sizeof(m->tip), "node %d's server came back at %ld ms "
-                 "without the keys it had (no persistence)", e->node, at);
-        return 1;
-    case SIM_EV_FAILOVER:
-        m->told = failover_is_told(e->detail);
-        snprintf(m->label, sizeof(m->label), "%s", e->detail);
-        snprintf(m->tip, sizeof(m->tip), "failover at %ld ms: %s", at, e->detail);
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* The first row free at x, or else the one that frees first. */
-static int free_row(const double *end, int rows, double x)
-{
-    int best = 0;
-
-    for (int r = 0; r < rows; r++)
-        if (end[r] < x)
-            return r;
-    for (int r = 1; r < rows; r++)
-        if (end[r] < end[best])
-            best = r;
-    return best;
-}
-
-/* Each labelled mark in a row where its label does not cover another. */
-static void place(const sim_svg *s, marks *ms)
-{
-    double end[MARK_ROWS];
-
-    for (int r = 0; r < MARK_ROWS; r++)
-        end[r] = -1e9;
-    ms->rows = 1;
-    for (size_t i = 0; i < ms->n; i++) {
-        mark *m = &ms->m[i];
-        double x = sim_svg_x(s, m->at);
-
-        if (!m->told)
-            continue;
-        m->row = free_row(end, MARK_ROWS, x);
-        end[m->row] = x + 14 + CHAR_W * (double)strlen(m->label);
-        if (m->row + 1 > ms->rows)
-            ms->rows = m->row + 1;
-    }
-}
-
-static void collect_faults(const sim_svg *s, marks *ms)
-{
-    ms->n = 0;
-    ms->rows = 1;
-    if ((ms->m = calloc(s->run->n + 1, sizeof(*ms->m))) == NULL)
-        return;
-    for (size_t i = 0; i < s->run->n; i++)
-        if (fault_mark(s, i, &ms->m[ms->n]))
-            ms->n++;
-    place(s, ms);
-}
-
-static void draw_fault(sim_svg *s, const mark *m, int y, int y_guide_end)
-{
-    double x = sim_svg_x(s, m->at), x2 = sim_svg_x(s, m->to);
-    double ty = y + m->row * ROW_H;
-
-    SIM_SVG_USE(s, SIM_SW_FAULT);
-    sim_svg_group(s, "class=\"fault\"", "%s", m->tip);
-    if (m->told)
-        fprintf(s->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%d\" "
-                "stroke=\"#455a64\" stroke-width=\"1.2\" stroke-dasharray=\"3 3\"/>\n",
-                x, ty + 10, x, y_guide_end);
-    if (x2 > x + 1)
-        sim_svg_rect(s, x, ty + 4, x2 - x, 4, "fill=\"#455a64\"");
-    fprintf(s->f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>\n",
-            x - 5, ty + 2, x + 5, ty + 2, x, ty + 11, m->told ? "#263238" : "#90a4ae");
-    if (m->told)
-        sim_svg_text(s, x + 7, ty + 12, "small", "start", m->label);
-    sim_svg_end(s);
 }
 
 /* ---- the lock key ------------------------------------------------------------- */
@@ -344,7 +189,7 @@ static int me_rows(const sim_svg *s, int *row)
 
         if (e->kind != SIM_ANOM_ME)
             continue;
-        row[i] = free_row(end, ME_ROWS, sim_svg_x(s, e->me.from_ns) - 2);
+        row[i] = sim_svg_free_row(end, ME_ROWS, sim_svg_x(s, e->me.from_ns) - 2);
         end[row[i]] = sim_svg_x(s, e->me.to_ns) + 34;
         if (row[i] + 1 > rows)
             rows = row[i] + 1;
@@ -538,7 +383,6 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
 {
     sim_svg s = { .f = f, .run = run, .v = run->cell.verdict, .nodes = 1 };
     int *row = calloc(s.v->n_episodes + 1, sizeof(*row));
-    marks faults;
     int rows, y_faults, y_key, y_anom, y_lease;
 
     if (row == NULL)
@@ -548,10 +392,10 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     if (s.v->nodes > 1 && s.v->nodes <= SIM_HISTORY_NODES_MAX)
         s.nodes = s.v->nodes;
     scale(&s, run);
-    collect_faults(&s, &faults);
+    sim_svg_collect_faults(&s);
     rows = me_rows(&s, row);
     y_faults = 24;
-    s.y_clients = y_faults + faults.rows * ROW_H + 6;
+    s.y_clients = y_faults + s.fault_rows * SIM_SVG_ROW_H + 6;
     y_key = s.y_clients + s.lanes * SIM_SVG_LANE_H + 6;
     y_anom = y_key + s.nodes * SIM_SVG_LANE_H + 8;
     y_lease = y_anom + ROW_H * (1 + rows + ((s.v->anomalies & SIM_ANOM_LU) != 0)) + 6;
@@ -559,14 +403,13 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     defs(&s);
     ms_axis(&s, 4, y_lease);
     lease_axis(&s, s.y_clients, y_lease);
-    for (size_t i = 0; i < faults.n; i++)
-        draw_fault(&s, &faults.m[i], y_faults, y_anom - 8);
+    sim_svg_draw_faults(&s, y_faults, y_anom - 8);
     sim_svg_client_lanes(&s);
     key_lanes(&s, y_key);
     overlaps(&s, y_anom - 8);
     anomaly_lane(&s, y_anom, rows, row);
     fputs("</svg>\n", f);
     sim_svg_legend(&s);
-    free(faults.m);
+    free(s.faults);
     free(row);
 }

@@ -72,10 +72,10 @@ void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
 void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
                             int64_t t0_ns);
 
-/* A lock of several nodes (v->nodes > 1), in words. A node's fault (it
- * went down, restarted empty, or failed over): "node 0 restarted empty
- * at 140 ms and lost A's key", and 1; 0 when e is no such fault, or the
- * lock has one node. */
+/* A node's fault (it went down, restarted empty, or failed over), in
+ * words: "node 0 restarted empty at 140 ms and lost A's key", and 1; 0
+ * when e is no such fault. A lock of one server says "the primary" (a
+ * failover) or "the server" for node 0. */
 int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
                           const sim_event *e, int64_t t0_ns);
 

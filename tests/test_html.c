@@ -201,6 +201,46 @@ START_TEST(test_html_run_page_tells_a_clients_own_lease)
 }
 END_TEST
 
+/* A failover's six steps on one server: each mark on the time axis has
+ * its words on the page, not only in a tooltip; the bookkeeping steps
+ * are told in the tooltip of the labelled step next to them. */
+START_TEST(test_html_every_fault_mark_has_a_label)
+{
+    static const char *const steps[] = { "replica lacks lock", "kill primary",
+                                         "promote replica", "unpause replica",
+                                         "clients follow" };
+    sim_run_info info = { "v3-set-nx-px", "failover", "steps", "", 300, 1, 2, 1 };
+    sim_html_run run;
+    char path[512], why[256];
+    size_t marks = 0;
+
+    begin();
+    record(0, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "hold replica");
+    takes(1, A, 1);
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        record(29 + (long)i / 2, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, steps[i]);
+    takes(40, B, 1);
+    gives_back(200, A);
+    gives_back(400, B);
+    check();
+    run = (sim_html_run){ { info.scenario, 3, v.anomalies, v.anomalies, 0, &v, 0 },
+                          &info, s.ev, s.n };
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back("%s/%s", "v3-failover.html");
+    for (const char *p = text; (p = strstr(p, "<g class=\"fault\"")) != NULL; p++) {
+        const char *end = strstr(p, "</g>"), *label = strstr(p, "<text");
+
+        ck_assert_msg(end != NULL && label != NULL && label < end, "a fault's mark has "
+                      "no label, only a tooltip: %.200s", p);
+        marks++;
+    }
+    ck_assert_msg(marks == 3, "%zu fault marks; expected hold, kill and promote", marks);
+    has("failover at 29 ms: kill primary; replica lacks lock at 29 ms");
+    has("failover at 30 ms: promote replica; unpause replica at 30 ms; clients follow at 31 ms");
+}
+END_TEST
+
 /* make diff of the repository, in the test's own: its script and awk
  * files linked, a table of parts that cuts no stage. */
 static void link_make_diff(const char *src)
@@ -351,6 +391,7 @@ Suite *html_suite(void)
     tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
     tcase_add_test(pages, test_html_run_page_draws_the_history);
     tcase_add_test(pages, test_html_run_page_tells_a_clients_own_lease);
+    tcase_add_test(pages, test_html_every_fault_mark_has_a_label);
     tcase_add_test(pages, test_html_stage_pages_render_markdown_and_diff);
     tcase_add_test(pages, test_html_readme_tells_every_row);
     /* A stage page runs make diff, v6's once per part: a few seconds on
