@@ -53,6 +53,78 @@ void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
     fputs("</text>\n", s->f);
 }
 
+/* Letters in a UTF-8 string: "\u2192" is one. */
+static size_t letters(const char *w)
+{
+    size_t n = 0;
+
+    for (; *w != '\0'; w++)
+        n += ((unsigned char)*w & 0xC0) != 0x80;
+    return n;
+}
+
+void sim_svg_text_box(double x, double y, const char *cls, const char *anchor,
+                      const char *words, double box[4])
+{
+    /* px of the font, and of an average letter, for each class a label
+     * in a lane may have (html_page.c's style) */
+    double size = strncmp(cls, "small", 5) == 0 ? 12 : strcmp(cls, "cross") == 0 ? 22 : 13;
+    double letter = strcmp(cls, "cross") == 0 ? 16 : strncmp(cls, "small", 5) == 0 ?
+                    SIM_SVG_CHAR_W : 8.2;
+    double w = letter * (double)letters(words);
+
+    box[0] = strcmp(anchor, "end") == 0 ? x - w : strcmp(anchor, "middle") == 0 ? x - w / 2 : x;
+    box[2] = box[0] + w;
+    box[1] = y - size;
+    box[3] = y + size * 0.3;
+}
+
+/* The first claimed box that box covers, or NULL. */
+static const double *covered(const sim_svg *s, const double box[4])
+{
+    for (size_t i = 0; i < s->n_boxes; i++) {
+        const double *b = s->boxes[i];
+
+        if (box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3])
+            return b;
+    }
+    return NULL;
+}
+
+int sim_svg_claim(sim_svg *s, const double box[4])
+{
+    if (covered(s, box) != NULL)
+        return 0;
+    if (s->n_boxes == s->cap_boxes) {
+        size_t cap = s->cap_boxes * 2 + 32;
+        double (*b)[4] = realloc(s->boxes, cap * sizeof(*b));
+
+        if (b == NULL)
+            return 1;   /* drawn all the same, only not kept apart */
+        s->boxes = b;
+        s->cap_boxes = cap;
+    }
+    memcpy(s->boxes[s->n_boxes++], box, sizeof(double) * 4);
+    return 1;
+}
+
+void sim_svg_label(sim_svg *s, double x, double y, const char *cls,
+                   const char *words)
+{
+    double box[4];
+    const double *b;
+
+    sim_svg_text_box(x, y, cls, "start", words, box);
+    while ((b = covered(s, box)) != NULL) {
+        double by = b[2] + 3 - box[0];
+
+        box[0] += by;
+        box[2] += by;
+    }
+    sim_svg_claim(s, box);
+    sim_svg_text(s, box[0], y, cls, "start", words);
+}
+
 void sim_svg_fence(sim_svg *s, double cx, double cy)
 {
     fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"#00695c\"/>\n",
@@ -130,6 +202,33 @@ static int key_node(const sim_key_span *k)
     return k->node;
 }
 
+/* Each time node was down, from its death to its restart or the run's
+ * end: a grey stretch that says so, as the terminal's ':' does. */
+static void down_times(sim_svg *s, int y, int node)
+{
+    const sim_html_run *r = s->run;
+
+    for (size_t i = 0; i < r->n; i++) {
+        size_t j = i + 1;
+        double x, w;
+
+        if (r->ev[i].type != SIM_EV_NODE_DOWN || r->ev[i].node != node)
+            continue;
+        while (j < r->n && !(r->ev[j].type == SIM_EV_RESTART && r->ev[j].node == node))
+            j++;
+        x = sim_svg_x(s, r->ev[i].t_ns);
+        w = sim_svg_x(s, j < r->n ? r->ev[j].t_ns : s->end) - x;
+        sim_svg_group(s, "class=\"down\"", "node %d's server was down: %ld to %s%ld ms",
+                      node, sim_report_ms(r->ev[i].t_ns, s->t0), j < r->n ? "" : "the end, ",
+                      sim_report_ms(j < r->n ? r->ev[j].t_ns : s->end, s->t0));
+        sim_svg_rect(s, x, y + 6, w, SIM_SVG_LANE_H - 12,
+                     "fill=\"#b0bec5\" stroke=\"#546e7a\" stroke-dasharray=\"4 3\"");
+        if (w >= 40)
+            sim_svg_label(s, x + 5, y + SIM_SVG_LANE_H / 2.0 + 5, "small", "down");
+        sim_svg_end(s);
+    }
+}
+
 /* One node's key lane at y: whose key it held, and when. */
 static void key_lane(sim_svg *s, int y, int node)
 {
@@ -140,6 +239,7 @@ static void key_lane(sim_svg *s, int y, int node)
                  SIM_SVG_LANE_H - 4, "class=\"track\" fill=\"#eef1f3\"");
     snprintf(label, sizeof(label), s->nodes > 1 ? "node %d key" : "lock key", node);
     sim_svg_text(s, 8, y + 21, "lane-label", "start", label);
+    down_times(s, y, node);
     for (size_t k = 0; k < s->v->n_keys; k++)
         if (key_node(&s->v->keys[k]) == node)
             key_span(s, &s->v->keys[k], y);
@@ -411,5 +511,6 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     fputs("</svg>\n", f);
     sim_svg_legend(&s);
     free(s.faults);
+    free(s.boxes);
     free(row);
 }

@@ -47,6 +47,8 @@ typedef struct sim_svg {
     int nodes;             /* key lanes: the Redis nodes that hold the key */
     int y_clients;         /* the first client lane's top */
     unsigned used;         /* 1 << SIM_SW_*: the symbols drawn */
+    double (*boxes)[4];    /* the labels claimed so far: x0 y0 x1 y1 */
+    size_t n_boxes, cap_boxes;
     sim_svg_mark *faults;  /* the faults' marks; the caller frees them */
     size_t n_faults;
     int fault_rows;        /* rows their labels take */
@@ -69,6 +71,20 @@ void sim_svg_end(sim_svg *s);
 /* A label, HTML-escaped; cls a class of the page's style. */
 void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
                   const char *anchor, const char *words);
+
+/* Where a label would lie: box gets x0 y0 x1 y1, from its class's size,
+ * estimated (the page's fonts are not known here, so it errs wide). */
+void sim_svg_text_box(double x, double y, const char *cls, const char *anchor,
+                      const char *words, double box[4]);
+
+/* Claims box for a label: 1, or 0 when it would cover a label claimed
+ * before (box is then not claimed). */
+int sim_svg_claim(sim_svg *s, const double box[4]);
+
+/* A label that moves right, past every label claimed before it, until
+ * it covers none; then claimed and drawn. */
+void sim_svg_label(sim_svg *s, double x, double y, const char *cls,
+                   const char *words);
 
 /* The fence's mark (F): a refused write, a token two holders shared. */
 void sim_svg_fence(sim_svg *s, double cx, double cy);

@@ -241,6 +241,42 @@ START_TEST(test_html_every_fault_mark_has_a_label)
 }
 END_TEST
 
+/* Of three nodes, node 2 is down from 10 ms to 200 ms and node 1 from
+ * 300 ms to the end: each key lane draws its node's down time, as the
+ * terminal's ':' does, and the others none. */
+START_TEST(test_html_node_lanes_draw_down_time)
+{
+    sim_run_info info = { "v8-redlock", "restart", "down", "", 300, 1, 1, 3 };
+    sim_html_run run;
+    char path[512], why[256];
+    const char *lane1, *lane2;
+
+    begin();
+    node_down(10, 2);
+    wants(20, A);
+    key_on(21, 0, "set");
+    key_on(21, 1, "set");
+    gets(22, A);
+    node_restarts(200, 2);
+    node_down(300, 1);
+    gives_back(400, A);
+    check();
+    run = (sim_html_run){ { info.scenario, 8, v.anomalies, v.anomalies, 0, &v, 0 },
+                          &info, s.ev, s.n };
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back("%s/%s", "v8-restart.html");
+    ck_assert_msg(count("<g class=\"down\">") == 2, "%zu down times drawn; the "
+                  "history has 2", count("<g class=\"down\">"));
+    has("node 2&#39;s server was down: 10 to 200 ms");
+    has("node 1&#39;s server was down: 300 to the end, 402 ms");
+    lane1 = strstr(text, "data-node=\"1\"");
+    lane2 = strstr(text, "data-node=\"2\"");
+    ck_assert_msg(lane1 != NULL && lane2 != NULL && strstr(lane1, "class=\"down\"") < lane2,
+                  "node 1's down time is not drawn in node 1's lane");
+}
+END_TEST
+
 /* make diff of the repository, in the test's own: its script and awk
  * files linked, a table of parts that cuts no stage. */
 static void link_make_diff(const char *src)
@@ -392,6 +428,7 @@ Suite *html_suite(void)
     tcase_add_test(pages, test_html_run_page_draws_the_history);
     tcase_add_test(pages, test_html_run_page_tells_a_clients_own_lease);
     tcase_add_test(pages, test_html_every_fault_mark_has_a_label);
+    tcase_add_test(pages, test_html_node_lanes_draw_down_time);
     tcase_add_test(pages, test_html_stage_pages_render_markdown_and_diff);
     tcase_add_test(pages, test_html_readme_tells_every_row);
     /* A stage page runs make diff, v6's once per part: a few seconds on

@@ -167,27 +167,6 @@ START_TEST(test_report_token_clash)
 }
 END_TEST
 
-/* A lock of one server says when its only copy of the key went: the
- * failover's promotion, or the restart, with the key it took along. */
-START_TEST(test_report_one_server_fault)
-{
-    fenced_failover_story();
-    tell_verdict();
-    assert_said("server: the primary failed over to a replica without the key "
-                "at 29 ms and lost A's key");
-    begin();
-    takes(0, A, 1);
-    node_restarts(40, 0);
-    takes(50, B, 1);
-    gives_back(300, A);
-    tell_verdict();
-    assert_said("server: the server restarted empty at 40 ms and lost A's key");
-    ck_assert_msg(said_at("server: ") < said_at("clients A and B both held"),
-                  "the restart is not told before the overlap it led to:\n%s",
-                  printed);
-}
-END_TEST
-
 START_TEST(test_report_sentences)
 {
     begin();
@@ -679,7 +658,6 @@ Suite *report_suite(void)
     tcase_add_test(run, test_report_key_without_ttl);
     tcase_add_test(run, test_report_failover_mark);
     tcase_add_test(run, test_report_fault_not_reachable);
-    tcase_add_test(run, test_report_one_server_fault);
     tcase_add_test(run, test_report_caps_each_kind);
     tcase_add_test(run, test_report_cannot_judge);
     tcase_add_test(run, test_report_unknown_outcome);
