@@ -47,8 +47,8 @@ typedef struct timeline {
     char *key;        /* node k's lane: key + k * (width + 1) */
     char *marks;
     int pushed;       /* a mark took a later column than its moment's */
-    char own_leases[SIM_REPORT_SENTENCE]; /* the clients whose lease is not
-                                       * the run's, in words; "" none */
+    /* The clients whose own lease is not the run's, in words; "" none. */
+    char own_leases[SIM_REPORT_SENTENCE];
 } timeline;
 
 static inline char *lane(const timeline *tl, int c)
