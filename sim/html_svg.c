@@ -70,11 +70,14 @@ void sim_svg_text_box(double x, double y, const char *cls, const char *anchor,
      * in a lane may have (html_page.c's style) */
     double size = strncmp(cls, "small", 5) == 0 ? 12 : strcmp(cls, "cross") == 0 ? 22 : 13;
     double letter = strcmp(cls, "cross") == 0 ? 16 : strncmp(cls, "small", 5) == 0 ?
-                    SIM_SVG_CHAR_W : 8.2;
+                    SIM_SVG_CHAR_W : 9.0;
     double w = letter * (double)letters(words);
 
-    box[0] = strcmp(anchor, "end") == 0 ? x - w : strcmp(anchor, "middle") == 0 ? x - w / 2 : x;
-    box[2] = box[0] + w;
+    /* 2 px to spare on each side: a bold digit or an arrow is wider than
+     * the average letter */
+    box[0] = (strcmp(anchor, "end") == 0 ? x - w : strcmp(anchor, "middle") == 0 ?
+              x - w / 2 : x) - 2;
+    box[2] = box[0] + w + 4;
     box[1] = y - size;
     box[3] = y + size * 0.3;
 }
@@ -314,8 +317,10 @@ static void me_bar(sim_svg *s, const sim_episode *e, double y)
     snprintf(pair, sizeof(pair), "%s+%s",
              sim_report_who(a, sizeof(a), me->a.client, me->a.thread),
              sim_report_who(b, sizeof(b), me->b.client, me->b.thread));
-    sim_svg_text(s, w >= 36 ? x + 4 : x + w + 3, y + ROW_H - 5,
-                 w >= 36 ? "in-bar" : "small", "start", pair);
+    if (w >= 36)
+        sim_svg_text(s, x + 4, y + ROW_H - 5, "in-bar", "start", pair);
+    else
+        sim_svg_label(s, x + w + 3, y + ROW_H - 5, "small", pair);
     sim_svg_end(s);
 }
 
@@ -337,7 +342,7 @@ static void episode_mark(sim_svg *s, const sim_episode *e, double y)
                 "fill=\"#7b1fa2\"/>\n", x, y + 1, x + 7, y + 9, x, y + 17, x - 7, y + 9);
     else
         sim_svg_rect(s, x - 6, y + 3, 12, 12, "fill=\"#212121\"");
-    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", md ? "MD" : "DL");
+    sim_svg_label(s, x + 9, y + 14, "mark-label", md ? "MD" : "DL");
     sim_svg_end(s);
 }
 
@@ -352,7 +357,7 @@ static void clash_mark(sim_svg *s, double y)
     SIM_SVG_USE(s, SIM_SW_FENCE);
     sim_svg_group(s, "class=\"fence\"", "F: %s", brief);
     sim_svg_fence(s, x, y + 9);
-    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", "F");
+    sim_svg_label(s, x + 9, y + 14, "mark-label", "F");
     sim_svg_end(s);
 }
 
