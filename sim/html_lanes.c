@@ -329,7 +329,8 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
     double box[4];
 
     if (st->kind == K_SALE && l->sales <= SALES_LABELLED) {
-        SIM_SVG_USE(s, SIM_SW_SALE);
+        if (!st->quiet)
+            SIM_SVG_USE(s, SIM_SW_SALE);
         snprintf(words, sizeof(words), "%lld\u2192%lld", (long long)st->read,
                  (long long)st->wrote);
         sim_svg_group(s, "class=\"sale\"", "%s read the stock %lld and wrote "
@@ -339,7 +340,8 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
             sim_svg_text(s, x - 3, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "end", words);
         sim_svg_end(s);
     } else if (st->kind == K_TOKEN) {
-        SIM_SVG_USE(s, SIM_SW_TOKEN);
+        if (!st->quiet)
+            SIM_SVG_USE(s, SIM_SW_TOKEN);
         snprintf(words, sizeof(words), "token %lld", (long long)st->wrote);
         sim_svg_group(s, "class=\"token\"", "%s drew the fencing token %lld with "
                       "the lock at %ld ms", who, (long long)st->wrote, at);
