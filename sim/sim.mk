@@ -65,19 +65,24 @@ REPORT_PDF := $(REPORT_DIR)/lockstep.pdf
 
 .PHONY: report
 # The last site is set aside, not deleted, until the simulator has taken
-# its arguments: a mistyped jobs=0 or lease=50 (exit 2, nothing played)
-# leaves it as it was. Then the handout: the site's print.html printed
-# by a headless Chromium into one PDF; without a Chromium, one line says
-# it was skipped (make report does not install one: make deps does).
+# its arguments and played every cell: a mistyped jobs=0 or lease=50
+# (exit 2, nothing played) and a Ctrl-C or kill in the middle of the
+# matrix (the shell's trap, or the simulator's exit on a signal) leave it
+# as it was, so the address the last run printed still opens. Then the
+# handout: the site's print.html printed by a headless Chromium into one
+# PDF; without a Chromium, one line says it was skipped (make report does
+# not install one: make deps does).
 report: check-deps
 	@$(MAKE) --no-print-directory sim-build
-	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi
-	@$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
-	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS); status=$$?; \
-	if [ $$status -eq 2 ] && [ -d $(REPORT_DIR).old ]; then \
-	    rm -rf $(REPORT_DIR); mv $(REPORT_DIR).old $(REPORT_DIR); \
-	else rm -rf $(REPORT_DIR).old; fi; \
-	if [ $$status -ne 2 ] && [ -f $(REPORT_DIR)/print.html ]; then \
+	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi; \
+	restore() { if [ -d $(REPORT_DIR).old ]; then \
+	    rm -rf $(REPORT_DIR); mv $(REPORT_DIR).old $(REPORT_DIR); fi; }; \
+	trap 'restore; exit 130' INT; trap 'restore; exit 143' TERM; trap 'restore; exit 129' HUP; \
+	$(SIM_PROGRAM) report --out $(REPORT_DIR) --src $(CURDIR) --build "$(REPORT_BUILD)" \
+	    $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS); status=$$?; trap - INT TERM HUP; \
+	if [ $$status -eq 2 ] || [ $$status -gt 128 ]; then restore; exit $$status; fi; \
+	rm -rf $(REPORT_DIR).old; \
+	if [ -f $(REPORT_DIR)/print.html ]; then \
 	    if ! tests/browser.sh find >/dev/null 2>&1; then \
 	        echo "report: $(REPORT_PDF) skipped: no headless Chromium here (make deps installs it)"; \
 	    elif tests/browser.sh pdf file://$(CURDIR)/$(REPORT_DIR)/print.html $(REPORT_PDF); then \

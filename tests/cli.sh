@@ -69,6 +69,22 @@ had_site=0; [ -d build/report ] && had_site=1
 mkdir -p build/report && : >build/report/cli-test.mark
 errs "lease=50 is below the minimum of 100 ms" $M report lease=50
 [ -f build/report/cli-test.mark ] || fail "'make report lease=50' deleted the last site"
+# A Ctrl-C in the middle of the matrix leaves it too. timeout runs make in
+# a process group of its own, the one a terminal's Ctrl-C signals; the
+# signal goes once the last site is set aside, so the matrix is playing.
+timeout 900 $M report >"$out" 2>&1 &
+job=$!
+waited=0
+while [ ! -d build/report.old ] && [ $waited -lt 6000 ] && kill -0 $job 2>/dev/null; do
+    sleep 0.1
+    waited=$((waited + 1))
+done
+sleep 1
+kill -s INT -- "-$job" 2>/dev/null
+wait $job
+[ -f build/report/cli-test.mark ] ||
+    fail "a Ctrl-C during 'make report' left no last site in build/report: $(tail -2 "$out")"
+[ -d build/report.old ] && fail "a Ctrl-C during 'make report' left build/report.old behind"
 rm -f build/report/cli-test.mark
 [ $had_site -eq 1 ] || rmdir build/report 2>/dev/null
 errs "stage=9 is not a stage; valid: 1 (v1-setnx)" $M sim stage=9 scenario=baseline
@@ -110,7 +126,12 @@ for k in 1 2 3 4; do
     says "part $k of 4 of v5-lua-unlock -> v6-reentrant-watchdog" $M diff to=6 part=$k
     [ "$(grep -c '^[-+][^-+]' "$out")" -gt 0 ] || fail "make diff to=6 part=$k changes no line"
 done
+$M diff to=6 part=1 >"$out" 2>&1
+grep -q '^-.*guarded(l, try_acquire)' "$out" ||
+    fail "part 1 (hold counts) adds the new loop header without taking out v5's guarded one"
 $M diff to=6 part=3 >"$out" 2>&1
+grep -q 'guarded(l, try_acquire)' "$out" &&
+    fail "part 3 (no polling) shows v5's loop header, which part 1 replaces"
 grep -q 'subscribe(l)' "$out" || fail "part 3 (no polling) does not show the waiter subscribing"
 grep -q 'l->sub' "$out" && fail "part 3 (no polling) shows the kept subscription (l->sub), which is speed only"
 $M diff to=6 part=4 >"$out" 2>&1

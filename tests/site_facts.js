@@ -91,6 +91,21 @@
         box(p, 'matrix-planned', d, t);
     }
 
+    /* Every two labels of a picture whose boxes, as the browser laid
+     * them out, cover each other by more than a pixel each way (a line's
+     * box and the next one's may touch). */
+    function overlaps(p, s) {
+        var t = Array.prototype.slice.call(s.querySelectorAll('text')), b, i, j, w, h;
+        b = t.map(function (e) { return e.getBBox(); });
+        for (i = 0; i < t.length; i++)
+            for (j = i + 1; j < t.length; j++) {
+                w = Math.min(b[i].x + b[i].width, b[j].x + b[j].width) - Math.max(b[i].x, b[j].x);
+                h = Math.min(b[i].y + b[i].height, b[j].y + b[j].height) - Math.max(b[i].y, b[j].y);
+                if (w > 1 && h > 1)
+                    fact('overlap', p, words(t[i]), words(t[j]), Math.round(w), Math.round(h));
+            }
+    }
+
     function timelines(p, d) {
         d.querySelectorAll('svg.timeline').forEach(function (s) {
             var r = s.getBoundingClientRect();
@@ -100,8 +115,10 @@
                 fact('lane', p, attr(g, 'data-client'), Math.round(b.width), Math.round(b.height));
             });
             s.querySelectorAll('g.lane.key').forEach(function (g) {
-                fact('keylane', p, attr(g, 'data-node'), g.querySelectorAll('g.key').length);
+                fact('keylane', p, attr(g, 'data-node'), g.querySelectorAll('g.key').length,
+                     g.querySelectorAll('g.down').length);
             });
+            overlaps(p, s);
             s.querySelectorAll('g.anomaly').forEach(function (g) {
                 var b = g.getBBox();
                 fact('anomaly', p, attr(g, 'data-kind'), attr(g, 'data-from'),

@@ -137,6 +137,7 @@ START_TEST(test_history_round_trip)
 
     begin();
     takes(0, A, 1);
+    s.ev[s.n - 4].lease_ms = 3600;   /* A's own lease, on its invoke */
     record(5, A, 1, SIM_EV_ACQUIRE_ERROR, -3, "tab\there \\ \"quoted\"\n");
     s.ev[s.n++] = (sim_event){ .t_ns = 5500000, .client = SIM_NO_CLIENT, .node = 4,
                                .type = SIM_EV_RESTART, .value = 6379, .detail = "" };

@@ -172,6 +172,111 @@ START_TEST(test_html_run_page_draws_the_history)
 }
 END_TEST
 
+/* A holds under a lease of its own, 12 of the run's; B asks with the
+ * run's: A's lane and the verdict say A's, and nothing about B's. */
+START_TEST(test_html_run_page_tells_a_clients_own_lease)
+{
+    sim_run_info info = { "v8-redlock", "failover", "own leases", "", 300, 1, 2, 1 };
+    sim_html_run run;
+    char path[512], why[256];
+
+    begin();
+    takes(0, A, 1);
+    s.ev[s.n - 4].lease_ms = 3600;  /* takes: invoke, set, expire, ok */
+    wants(50, B);
+    s.ev[s.n - 1].lease_ms = 300;
+    gives_back(1000, A);
+    gets(1003, B);
+    gives_back(1100, B);
+    check();
+    run = (sim_html_run){ { info.scenario, 8, v.anomalies, v.anomalies, 0, &v, 0 },
+                          &info, s.ev, s.n };
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back("%s/%s", "v8-failover.html");
+    has("class=\"small own-lease\" text-anchor=\"start\">lease 3600 ms</text>");
+    ck_assert_msg(count("own-lease") == 1, "%zu lanes tell an own lease; only A has one",
+                  count("own-lease"));
+    has("<strong>leases</strong>: A&#39;s own lease is 3600 ms, 12 times the run&#39;s 300 ms</li>");
+}
+END_TEST
+
+/* A failover's six steps on one server: each mark on the time axis has
+ * its words on the page, not only in a tooltip; the bookkeeping steps
+ * are told in the tooltip of the labelled step next to them. */
+START_TEST(test_html_every_fault_mark_has_a_label)
+{
+    static const char *const steps[] = { "replica lacks lock", "kill primary",
+                                         "promote replica", "unpause replica",
+                                         "clients follow" };
+    sim_run_info info = { "v3-set-nx-px", "failover", "steps", "", 300, 1, 2, 1 };
+    sim_html_run run;
+    char path[512], why[256];
+    size_t marks = 0;
+
+    begin();
+    record(0, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "hold replica");
+    takes(1, A, 1);
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        record(29 + (long)i / 2, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, steps[i]);
+    takes(40, B, 1);
+    gives_back(200, A);
+    gives_back(400, B);
+    check();
+    run = (sim_html_run){ { info.scenario, 3, v.anomalies, v.anomalies, 0, &v, 0 },
+                          &info, s.ev, s.n };
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back("%s/%s", "v3-failover.html");
+    for (const char *p = text; (p = strstr(p, "<g class=\"fault\"")) != NULL; p++) {
+        const char *end = strstr(p, "</g>"), *label = strstr(p, "<text");
+
+        ck_assert_msg(end != NULL && label != NULL && label < end, "a fault's mark has "
+                      "no label, only a tooltip: %.200s", p);
+        marks++;
+    }
+    ck_assert_msg(marks == 3, "%zu fault marks; expected hold, kill and promote", marks);
+    has("failover at 29 ms: kill primary; replica lacks lock at 29 ms");
+    has("failover at 30 ms: promote replica; unpause replica at 30 ms; clients follow at 31 ms");
+}
+END_TEST
+
+/* Of three nodes, node 2 is down from 10 ms to 200 ms and node 1 from
+ * 300 ms to the end: each key lane draws its node's down time, as the
+ * terminal's ':' does, and the others none. */
+START_TEST(test_html_node_lanes_draw_down_time)
+{
+    sim_run_info info = { "v8-redlock", "restart", "down", "", 300, 1, 1, 3 };
+    sim_html_run run;
+    char path[512], why[256];
+    const char *lane1, *lane2;
+
+    begin();
+    node_down(10, 2);
+    wants(20, A);
+    key_on(21, 0, "set");
+    key_on(21, 1, "set");
+    gets(22, A);
+    node_restarts(200, 2);
+    node_down(300, 1);
+    gives_back(400, A);
+    check();
+    run = (sim_html_run){ { info.scenario, 8, v.anomalies, v.anomalies, 0, &v, 0 },
+                          &info, s.ev, s.n };
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back("%s/%s", "v8-restart.html");
+    ck_assert_msg(count("<g class=\"down\">") == 2, "%zu down times drawn; the "
+                  "history has 2", count("<g class=\"down\">"));
+    has("node 2&#39;s server was down: 10 to 200 ms");
+    has("node 1&#39;s server was down: 300 to the end, 402 ms");
+    lane1 = strstr(text, "data-node=\"1\"");
+    lane2 = strstr(text, "data-node=\"2\"");
+    ck_assert_msg(lane1 != NULL && lane2 != NULL && strstr(lane1, "class=\"down\"") < lane2,
+                  "node 1's down time is not drawn in node 1's lane");
+}
+END_TEST
+
 /* make diff of the repository, in the test's own: its script and awk
  * files linked, a table of parts that cuts no stage. */
 static void link_make_diff(const char *src)
@@ -321,6 +426,9 @@ Suite *html_suite(void)
 
     tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
     tcase_add_test(pages, test_html_run_page_draws_the_history);
+    tcase_add_test(pages, test_html_run_page_tells_a_clients_own_lease);
+    tcase_add_test(pages, test_html_every_fault_mark_has_a_label);
+    tcase_add_test(pages, test_html_node_lanes_draw_down_time);
     tcase_add_test(pages, test_html_stage_pages_render_markdown_and_diff);
     tcase_add_test(pages, test_html_readme_tells_every_row);
     /* A stage page runs make diff, v6's once per part: a few seconds on

@@ -214,6 +214,41 @@ START_TEST(test_nodes_report)
 }
 END_TEST
 
+/* A lock of one server says when its only copy of the key went: the
+ * failover's promotion, or the restart, with the key it took along,
+ * before the overlap it led to. */
+START_TEST(test_nodes_one_server_fault)
+{
+    sim_run_info run = { "v3-set-nx-px", "restart", "", "", 300, 1, 2, 1 };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+
+    for (int restart = 0; restart < 2; restart++) {
+        begin();
+        takes(0, A, 1);
+        if (restart)
+            node_restarts(40, 0);
+        else
+            record(40, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+        takes(50, B, 1);
+        gives_back(300, A);
+        check();
+        out = open_memstream(&text, &len);
+        sim_report_run(out, &run, s.ev, s.n, 0, &v);
+        fclose(out);
+        ck_assert_msg(said(text, restart ? "server: the server restarted empty at 40 ms "
+                           "and lost A's key" : "server: the primary failed over to a "
+                           "replica without the key at 40 ms and lost A's key"),
+                      "the report does not tell when the server lost the key:\n%s", text);
+        ck_assert_msg(strstr(text, "  server: ") < strstr(text, "  mutual exclusion lost: "),
+                      "the server's fault is not told before the overlap:\n%s", text);
+        free(text);
+        text = NULL;
+    }
+}
+END_TEST
+
 Suite *nodes_suite(void)
 {
     Suite *suite = suite_create("nodes");
@@ -224,6 +259,7 @@ Suite *nodes_suite(void)
     tcase_add_test(tc, test_nodes_foreign_delete);
     tcase_add_test(tc, test_nodes_one_key_proves_nothing);
     tcase_add_test(tc, test_nodes_report);
+    tcase_add_test(tc, test_nodes_one_server_fault);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -24,6 +24,9 @@ static long ms(int64_t t_ns)
 }
 
 /* A run's saved history, judged again; 0, or -1 when it cannot be read. */
+/* The times each node went down in the history judged last. */
+static int downs[SIM_HISTORY_NODES_MAX];
+
 static int judge(const char *page, sim_run_info *info, sim_verdict *v, int *unreachable)
 {
     char path[PATH_MAX], why[512];
@@ -36,6 +39,10 @@ static int judge(const char *page, sim_run_info *info, sim_verdict *v, int *unre
         return -1;
     }
     sim_check_run(info, ev, n, v);
+    memset(downs, 0, sizeof(downs));
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].type == SIM_EV_NODE_DOWN && ev[i].node < SIM_HISTORY_NODES_MAX)
+            downs[ev[i].node]++;
     *unreachable = info->failpoint[0] != '\0' &&
                    !sim_check_failpoint_fired(ev, n, info->failpoint);
     free(ev);
@@ -304,14 +311,24 @@ static void check_sentences(const char *page)
 }
 
 /* One lane for the lock key on each node that can hold it: five for a
- * majority of independent masters, so that the vote can be seen. */
+ * majority of independent masters, so that the vote can be seen; in
+ * each, every time its node was down, as the terminal's ':'. */
 static void check_key_lanes(const char *page, const sim_run_info *info)
 {
     int nodes = info->nodes > 0 ? info->nodes : 1;
     size_t at = 0, lanes = 0;
+    const site_fact *k;
 
-    while (site_next("keylane", page, &at) != NULL)
+    while ((k = site_next("keylane", page, &at)) != NULL) {
+        int node = atoi(k->f[2]);
+
         lanes++;
+        ck_assert_msg(k->n > 4 && node >= 0 && node < SIM_HISTORY_NODES_MAX &&
+                      atoi(k->f[4]) == downs[node], "%s draws node %d down %s times; "
+                      "its history has it go down %d times", page, node,
+                      k->n > 4 ? k->f[4] : "no", node >= 0 &&
+                      node < SIM_HISTORY_NODES_MAX ? downs[node] : -1);
+    }
     ck_assert_msg(lanes == (size_t)nodes, "%s draws %zu lanes for the lock key; "
                   "its history has %d node%s", page, lanes, nodes, nodes == 1 ? "" : "s");
 }
@@ -344,6 +361,22 @@ static void check_run(const char *page)
     check_sentences(page);
     sim_verdict_free(&v);
 }
+
+/* No label of a run's picture covers another: every word on it can be
+ * read where it is drawn, without a tooltip. */
+START_TEST(test_site_labels_apart)
+{
+    const site_fact *o;
+    size_t at = 0, n = 0;
+    char first[512] = "";
+
+    while ((o = site_next("overlap", NULL, &at)) != NULL)
+        if (n++ == 0 && o->n > 5)
+            snprintf(first, sizeof(first), "%s: \"%s\" and \"%s\" cover %sx%s px",
+                     o->f[1], o->f[2], o->f[3], o->f[4], o->f[5]);
+    ck_assert_msg(n == 0, "%zu pairs of labels cover each other; the first: %s", n, first);
+}
+END_TEST
 
 START_TEST(test_site_run_timelines)
 {
@@ -498,6 +531,7 @@ Suite *site_suite(void)
     tcase_add_test(content, test_site_fence_held_looks_unlike_a_lost_sale);
     tcase_add_test(content, test_site_matrix_fits_a_screen);
     tcase_add_test(content, test_site_run_timelines);
+    tcase_add_test(content, test_site_labels_apart);
     tcase_add_test(content, test_site_stage_pages);
     tcase_add_test(content, test_site_pdf_is_the_handout);
     /* Reading 54 histories again takes a moment under a sanitizer. */

@@ -6,7 +6,8 @@
  * before the observer speaks, a lost observer message, a crash that has
  * nothing to do with a stuck key, an acquire whose outcome was unknown, a
  * client past Z, a tie, JSON the reader must take or refuse, a history
- * that cannot be judged. A teacher can run `build/sim/sim check` on any
+ * that cannot be judged, a client the header does not count, a directory
+ * given for a file. A teacher can run `build/sim/sim check` on any
  * of them. Paths are from the repository's root, where make runs this. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -86,6 +87,9 @@ static const expect cases[] = {
     { "clean.jsonl", 0, "-",
       { "no anomaly: one holder at a time, no lock deleted by another, no "
         "deadlock" } },
+    { "own-lease.jsonl", 0, "-",
+      { "leases: A's own lease is 1200 ms, 4 times the run's 300 ms no anomaly",
+        "the run ends at 1002 ms A's own lease is 1200 ms, 4 times the run's 300 ms" } },
     { "empty.jsonl", 2, NULL, { "the file is empty" } },
     { "header-only.jsonl", 2, NULL, { "the history has no events" } },
     { "unknown-key-event.jsonl", 2, NULL,
@@ -93,6 +97,10 @@ static const expect cases[] = {
         "what it does to the lock key" } },
     { "unknown-type.jsonl", 2, NULL, { ":6: unknown event type \"dance\"" } },
     { "version-4.jsonl", 2, NULL, { ":1: saved in format version 4" } },
+    { "client-past-count.jsonl", 2, NULL,
+      { ":6: the event names client 7, but the header says the run had 3 (0 to 2)" } },
+    { ".", 2, NULL, { "tests/histories/.: cannot read it: Is a directory: give the "
+                      ".jsonl file that run --save wrote" } },
     { "json-duplicate-key.jsonl", 2, NULL,
       { ":10: the key \"client\" appears twice" } },
 };

@@ -114,7 +114,8 @@ static int acquire(sim_workload *w)
 {
     int rc;
 
-    record(w, SIM_EV_ACQUIRE_INVOKE, w->plan->wait_ms, "");
+    sim_history_add_invoke(w->h, w->client, MAIN_THREAD, w->plan->wait_ms,
+                           w->plan->lease_ms);
     sim_control_reach(w->ctl, w->client, SIM_PHASE_WAITING);
     rc = dlock_acquire(w->lock);
     if (rc == DLOCK_OK) {

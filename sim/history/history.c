@@ -147,7 +147,7 @@ static void put_detail(char *dst, const char *detail)
 /* Fills the next slot and publishes it. */
 static int add(sim_history *h, int client, int thread, int node,
                sim_event_type type, int64_t value, int64_t token,
-               const char *detail)
+               int64_t lease_ms, const char *detail)
 {
     unsigned slot = atomic_fetch_add_explicit(&h->reserved, 1,
                                               memory_order_relaxed);
@@ -163,6 +163,7 @@ static int add(sim_history *h, int client, int thread, int node,
     e->node = node;
     e->value = value;
     e->token = token;
+    e->lease_ms = lease_ms;
     put_detail(e->detail, detail);
     atomic_store_explicit(&h->ready[slot], 1, memory_order_release);
     return 0;
@@ -171,20 +172,36 @@ static int add(sim_history *h, int client, int thread, int node,
 int sim_history_add(sim_history *h, int client, int thread,
                     sim_event_type type, int64_t value, const char *detail)
 {
-    return add(h, client, thread, 0, type, value, 0, detail);
+    return add(h, client, thread, 0, type, value, 0, 0, detail);
 }
 
 int sim_history_add_token(sim_history *h, int client, int thread,
                           sim_event_type type, int64_t value, int64_t token,
                           const char *detail)
 {
-    return add(h, client, thread, 0, type, value, token, detail);
+    return add(h, client, thread, 0, type, value, token, 0, detail);
+}
+
+int sim_history_add_invoke(sim_history *h, int client, int thread,
+                           int64_t wait_ms, int64_t lease_ms)
+{
+    return add(h, client, thread, 0, SIM_EV_ACQUIRE_INVOKE, wait_ms, 0,
+               lease_ms, "");
+}
+
+long sim_history_lease_of(const sim_event *ev, size_t n, int client)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].client == client && ev[i].type == SIM_EV_ACQUIRE_INVOKE &&
+            ev[i].lease_ms > 0)
+            return (long)ev[i].lease_ms;
+    return 0;
 }
 
 int sim_history_add_node(sim_history *h, int node, sim_event_type type,
                          int64_t value, const char *detail)
 {
-    return add(h, SIM_NO_CLIENT, 0, node, type, value, 0, detail);
+    return add(h, SIM_NO_CLIENT, 0, node, type, value, 0, 0, detail);
 }
 
 /* ---- order ------------------------------------------------------------ */
@@ -262,6 +279,7 @@ int sim_event_order(const sim_event *a, const sim_event *b)
     CMP(a->type, b->type);
     CMP(a->value, b->value);
     CMP(a->token, b->token);
+    CMP(a->lease_ms, b->lease_ms);
     return strncmp(a->detail, b->detail, sizeof(a->detail));
 }
 

@@ -23,6 +23,11 @@
  *                                      int thread, sim_event_type type,
  *                                      int64_t value, int64_t token,
  *                                      const char *detail);
+ *   int          sim_history_add_invoke(sim_history *h, int client,
+ *                                       int thread, int64_t wait_ms,
+ *                                       int64_t lease_ms);
+ *   long         sim_history_lease_of(const sim_event *ev, size_t n,
+ *                                     int client);
  *   sim_event   *sim_history_snapshot(const sim_history *h, size_t *n);
  *   int          sim_event_order(const sim_event *a, const sim_event *b);
  *   int          sim_history_sort(sim_event *ev, size_t n);
@@ -58,7 +63,11 @@
 #define SIM_HISTORY_NODES_MAX 64 /* nodes a saved history may name */
 #define SIM_HISTORY_VERSION 3  /* the saved file's format: 3 adds "node" to
                                 * events and "nodes" to the header, 2 added
-                                * "version"; 1 and 2 still load (one node) */
+                                * "version"; 1 and 2 still load (one node).
+                                * An acquire-invoke's "lease_ms" came later
+                                * without a new version: a reader that
+                                * does not know it loses only the words
+                                * about a client's own lease */
 
 typedef enum sim_event_type {
     /* A client's operations, Jepsen-style: invoke, then one outcome. */
@@ -110,6 +119,9 @@ typedef struct sim_event {
     int64_t value;                /* stock, pause ms, port: see the type */
     int64_t token;                /* the fencing token of a client's step
                                    * (acquire-ok: the one it drew); 0: none */
+    int64_t lease_ms;             /* acquire-invoke: the lease the client
+                                   * asked for, which a scenario may set
+                                   * apart from the run's; 0: not recorded */
     char detail[SIM_DETAIL_LEN];  /* words for the report, "" if none */
 } sim_event;
 
@@ -167,6 +179,14 @@ int sim_history_add_node(sim_history *h, int node, sim_event_type type,
 int sim_history_add_token(sim_history *h, int client, int thread,
                           sim_event_type type, int64_t value, int64_t token,
                           const char *detail);
+
+/* An acquire-invoke: value the wait budget, lease_ms the lease asked for. */
+int sim_history_add_invoke(sim_history *h, int client, int thread,
+                           int64_t wait_ms, int64_t lease_ms);
+
+/* The lease client asked for on its first acquire that recorded one, in
+ * ms; 0 when none did (a history saved before leases were recorded). */
+long sim_history_lease_of(const sim_event *ev, size_t n, int client);
 
 /* Copies the published events, sorted by sim_event_order, into a new
  * array; *n gets their count. The caller frees the array. NULL only when

@@ -65,6 +65,8 @@ static void put_event(FILE *f, const sim_event *e, int64_t t0_ns)
     fprintf(f, ",\"node\":%d,\"value\":%lld", (int)e->node, (long long)e->value);
     if (e->token != 0)
         fprintf(f, ",\"token\":%lld", (long long)e->token);
+    if (e->lease_ms != 0)
+        fprintf(f, ",\"lease_ms\":%lld", (long long)e->lease_ms);
     fputs(",\"detail\":", f);
     put_string(f, e->detail);
     fputs("}\n", f);
@@ -353,6 +355,7 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
         get_int(rd, f, F_NODE, 0, 0, SIM_HISTORY_NODES_MAX - 1, &node) < 0 ||
         get_int(rd, f, F_VALUE, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->value) < 0 ||
         get_int(rd, f, F_TOKEN, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->token) < 0 ||
+        get_int(rd, f, F_LEASE, 0, 0, INT32_MAX, &e->lease_ms) < 0 ||
         get_string(rd, f, F_DETAIL, 1, e->detail, sizeof(e->detail)) != 0)
         return -1;
     if (type == NULL)
@@ -365,6 +368,17 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
     e->client = (int32_t)client;
     e->thread = (int32_t)thread;
     e->node = (int32_t)node;
+    return 0;
+}
+
+/* An event's client must be one the run had: a client past the header's
+ * count would be judged and drawn as a lane of its own, without a word. */
+static int known_client(reader *rd, const sim_run_info *run, const sim_event *e)
+{
+    if (run->clients > 0 && e->client >= run->clients)
+        return fail(rd, "the event names client %d, but the header says the run "
+                    "had %d (0 to %d): fix the event or the header's \"clients\"",
+                    (int)e->client, run->clients, run->clients - 1);
     return 0;
 }
 
@@ -410,7 +424,8 @@ static int read_line(reader *rd, const char *line, size_t len, events *a,
         rc = fail(rd, "a string holds \\u0000, which a history cannot carry");
     else if (f.at[F_LOCKSTEP] != NULL)
         rc = read_header(rd, &f, run);
-    else if ((rc = read_event(rd, &f, &e)) == 0 && push(a, &e) != 0)
+    else if ((rc = read_event(rd, &f, &e)) == 0 && (rc = known_client(rd, run, &e)) == 0 &&
+             push(a, &e) != 0)
         rc = fail(rd, "out of memory");
     cJSON_Delete(o);
     arena.used = 0;
@@ -430,7 +445,7 @@ static int read_lines(FILE *in, reader *rd, sim_run_info *run, events *a)
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
-    int rc = 0, empty = 1;
+    int rc = 0, empty = 1, err = 0;
 
     cJSON_Hooks hooks = { arena_alloc, arena_free };
 
@@ -442,8 +457,14 @@ static int read_lines(FILE *in, reader *rd, sim_run_info *run, events *a)
         empty = 0;
         rc = read_line(rd, line, (size_t)got, a, run);
     }
+    err = errno;
     cJSON_InitHooks(NULL);
     free(line);
+    /* getline stops the same way at the end and on an error: a directory
+     * or an unreadable file must not pass for an empty one. */
+    if (rc == 0 && ferror(in))
+        rc = fail(rd, "cannot read it: %s%s", strerror(err),
+                  err == EISDIR ? ": give the .jsonl file that run --save wrote" : "");
     return rc != 0 ? -1 : empty;
 }
 
@@ -465,7 +486,9 @@ sim_event *sim_history_load_run(const char *path, sim_run_info *run,
     }
     rc = read_lines(in, &rd, run, &a);
     fclose(in);
-    if (rc < 0)
+    if (rc < 0 && rd.lineno == 0)
+        sim_error(errstr, len, "%s: %s", path, rd.why);
+    else if (rc < 0)
         sim_error(errstr, len, "%s:%zu: %s", path, rd.lineno, rd.why);
     else if (rc == 1)
         sim_error(errstr, len, "%s: the file is empty: a history has one "

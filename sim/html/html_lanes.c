@@ -24,6 +24,8 @@ typedef struct stretch {
     int64_t read, wrote; /* K_SALE: the stock read, and written; K_TOKEN:
                           * the token drawn (wrote); K_REFUSED: which of
                           * the verdict's refusals (wrote) */
+    int quiet;           /* its words in the bar would cover another's:
+                          * its tooltip alone tells them */
 } stretch;
 
 /* One client thread's open stretches while the history is read. */
@@ -66,7 +68,7 @@ static stretch *add(lanes *l, int client, int kind, int64_t from, int64_t to)
     if (p == NULL)
         return NULL;
     l->st = p;
-    l->st[l->n] = (stretch){ client, kind, from, to, -1, 0, 0 };
+    l->st[l->n] = (stretch){ client, kind, from, to, -1, 0, 0, 0 };
     return &l->st[l->n++];
 }
 
@@ -254,9 +256,9 @@ static void release_bar(sim_svg *s, const stretch *st, double x, double w,
     /* Above the bar's middle and below it: a release that failed and its
      * retry a few ms later keep their words apart. */
     if (st->ended == SIM_EV_RELEASE_NOT_OWNER)
-        sim_svg_text(s, x + w + 3, y + 12, "small", "start", "NOT_OWNER");
+        sim_svg_label(s, x + w + 3, y + 12, "small", "NOT_OWNER");
     else if (st->ended == SIM_EV_RELEASE_ERROR)
-        sim_svg_text(s, x + w + 3, y + SIM_SVG_LANE_H - 3, "small", "start", "error");
+        sim_svg_label(s, x + w + 3, y + SIM_SVG_LANE_H - 3, "small", "error");
     sim_svg_end(s);
 }
 
@@ -268,7 +270,7 @@ static void moment(sim_svg *s, double x, double y, const char *fill,
 
     snprintf(attrs, sizeof(attrs), "fill=\"%s\"", fill);
     sim_svg_rect(s, x - 1.5, y + 3, 3, SIM_SVG_LANE_H - 6, attrs);
-    sim_svg_text(s, x + 4, y + SIM_SVG_LANE_H - 7, "small", "start", words);
+    sim_svg_label(s, x + 4, y + SIM_SVG_LANE_H - 7, "small", words);
     sim_svg_end(s);
 }
 
@@ -311,7 +313,7 @@ static void span(sim_svg *s, const stretch *st, double y, const char *who)
                       "%ld to %ld ms", who, from, to);
         sim_svg_rect(s, x, y + 1, w, SIM_SVG_LANE_H - 2,
                      "fill=\"url(#hatch)\" stroke=\"#263238\"");
-        sim_svg_text(s, x + 4, y + SIM_SVG_LANE_H - 9, "small", "start", "paused");
+        sim_svg_label(s, x + 4, y + SIM_SVG_LANE_H - 9, "small", "paused");
         sim_svg_end(s);
     }
 }
@@ -324,22 +326,27 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
     double x = sim_svg_x(s, st->from);
     long at = sim_report_ms(st->from, s->t0);
     char words[48], words2[SIM_REPORT_SENTENCE];
+    double box[4];
 
     if (st->kind == K_SALE && l->sales <= SALES_LABELLED) {
-        SIM_SVG_USE(s, SIM_SW_SALE);
+        if (!st->quiet)
+            SIM_SVG_USE(s, SIM_SW_SALE);
         snprintf(words, sizeof(words), "%lld\u2192%lld", (long long)st->read,
                  (long long)st->wrote);
         sim_svg_group(s, "class=\"sale\"", "%s read the stock %lld and wrote "
                       "%lld at %ld ms", who, (long long)st->read,
                       (long long)st->wrote, at);
-        sim_svg_text(s, x - 3, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "end", words);
+        if (!st->quiet)
+            sim_svg_text(s, x - 3, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "end", words);
         sim_svg_end(s);
     } else if (st->kind == K_TOKEN) {
-        SIM_SVG_USE(s, SIM_SW_TOKEN);
+        if (!st->quiet)
+            SIM_SVG_USE(s, SIM_SW_TOKEN);
         snprintf(words, sizeof(words), "token %lld", (long long)st->wrote);
         sim_svg_group(s, "class=\"token\"", "%s drew the fencing token %lld with "
                       "the lock at %ld ms", who, (long long)st->wrote, at);
-        sim_svg_text(s, x + 4, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "start", words);
+        if (!st->quiet)
+            sim_svg_text(s, x + 4, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "start", words);
         sim_svg_end(s);
     } else if (st->kind == K_REFUSED) {
         sim_report_refusal_brief(words2, sizeof(words2), &s->v->refusals[st->wrote], s->t0);
@@ -347,7 +354,7 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
         sim_svg_group(s, "class=\"refused\"", "F: %s", words2);
         /* The fence's mark, as the legend and the anomalies' lane draw it. */
         sim_svg_fence(s, x, y + SIM_SVG_LANE_H / 2.0);
-        sim_svg_text(s, x + 9, y + SIM_SVG_LANE_H - 7, "small", "start", "refused");
+        sim_svg_label(s, x + 9, y + SIM_SVG_LANE_H - 7, "small", "refused");
         sim_svg_end(s);
     } else if (st->kind == K_GAVE_UP) {
         SIM_SVG_USE(s, SIM_SW_GAVE_UP);
@@ -363,8 +370,10 @@ static void instant(lanes *l, const stretch *st, double y, const char *who)
         SIM_SVG_USE(s, SIM_SW_KILLED);
         sim_svg_group(s, "class=\"killed\"", "%s was killed (SIGKILL) at %ld ms",
                       who, at);
+        sim_svg_text_box(x, y + SIM_SVG_LANE_H - 9, "cross", "middle", "\u2715", box);
+        sim_svg_claim(s, box);
         sim_svg_text(s, x, y + SIM_SVG_LANE_H - 9, "cross", "middle", "\u2715");
-        sim_svg_text(s, x + 10, y + SIM_SVG_LANE_H - 10, "small", "start", "killed");
+        sim_svg_label(s, x + 10, y + SIM_SVG_LANE_H - 10, "small", "killed");
         sim_svg_end(s);
     }
 }
@@ -384,6 +393,42 @@ static void draw(lanes *l, const stretch *st, double y)
         instant(l, st, y, who);
 }
 
+/* The words a token or a sale writes in its bar, where it sits in
+ * instant(); 0 when it writes none. */
+static int in_bar_words(const lanes *l, const stretch *st, double y, double box[4])
+{
+    double x = sim_svg_x(l->s, st->from);
+    char words[48];
+
+    if (st->kind == K_TOKEN) {
+        snprintf(words, sizeof(words), "token %lld", (long long)st->wrote);
+        sim_svg_text_box(x + 4, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "start", words, box);
+        return 1;
+    }
+    if (st->kind == K_SALE && l->sales <= SALES_LABELLED) {
+        snprintf(words, sizeof(words), "%lld\u2192%lld", (long long)st->read,
+                 (long long)st->wrote);
+        sim_svg_text_box(x - 3, y + SIM_SVG_LANE_H / 2.0 + 5, "in-bar", "end", words, box);
+        return 1;
+    }
+    return 0;
+}
+
+/* The words in a lane's bars claim their room first, tokens before
+ * sales: they cannot move out of their bar, the words beside a bar can
+ * (sim_svg_label). One that would cover another keeps quiet. */
+static void claim_in_bar(lanes *l, int c, double y)
+{
+    static const int first[] = { K_TOKEN, K_SALE };
+    double box[4];
+
+    for (size_t k = 0; k < sizeof(first) / sizeof(first[0]); k++)
+        for (size_t i = 0; i < l->n; i++)
+            if (l->st[i].client == c && l->st[i].kind == first[k] &&
+                in_bar_words(l, &l->st[i], y, box))
+                l->st[i].quiet = !sim_svg_claim(l->s, box);
+}
+
 /* One client's lane: its name, a track, then its stretches by kind, so
  * that the critical section lies over the hold and a pause over both. */
 static void lane(lanes *l, int c)
@@ -391,6 +436,10 @@ static void lane(lanes *l, int c)
     sim_svg *s = l->s;
     double y = s->y_clients + c * SIM_SVG_LANE_H;
     char who[SIM_REPORT_NAME], label[SIM_REPORT_NAME + 8], attrs[64];
+    /* A client given a lease of its own says it under its name: the
+     * lease axis below counts the run's. */
+    long own = sim_history_lease_of(s->run->ev, s->run->n, c);
+    int apart = own > 0 && own != s->run->info->lease_ms;
 
     sim_check_client_name(c, who, sizeof(who));
     fprintf(s->f, "<g class=\"lane client\" data-client=\"%s\">\n", who);
@@ -399,7 +448,12 @@ static void lane(lanes *l, int c)
     snprintf(attrs, sizeof(attrs), "fill=\"%s\"", sim_html_client_colour(c));
     sim_svg_rect(s, 8, y + 9, 14, 14, attrs);
     snprintf(label, sizeof(label), "client %s", who);
-    sim_svg_text(s, 28, y + 21, "lane-label", "start", label);
+    sim_svg_text(s, 28, y + (apart ? 16 : 21), "lane-label", "start", label);
+    if (apart) {
+        snprintf(label, sizeof(label), "lease %ld ms", own);
+        sim_svg_text(s, 28, y + 32, "small own-lease", "start", label);
+    }
+    claim_in_bar(l, c, y);
     for (int k = 0; k < K_KINDS; k++)
         for (size_t i = 0; i < l->n; i++)
             if (l->st[i].client == c && l->st[i].kind == k)

@@ -25,15 +25,8 @@
 #define MAX_PLOT 1500    /* the widest drawing a page shows whole */
 #define MIN_PLOT 600
 #define RIGHT_PAD 100     /* room for a label past the run's end */
-#define ROW_H 20         /* a row of fault marks or of anomaly intervals */
-#define MARK_ROWS 5      /* rows for labels that would overlap: a fault on
-                          * each of five nodes can fall within one label */
+#define ROW_H SIM_SVG_ROW_H
 #define ME_ROWS 4
-#define CHAR_W 7.0       /* a label's letter, about, in px */
-
-/* The failover's steps that get a label; the others are a tick whose
- * tooltip names them. */
-static const char *const failover_told[] = { "kill primary", "promote replica" };
 
 double sim_svg_x(const sim_svg *s, int64_t t)
 {
@@ -58,6 +51,81 @@ void sim_svg_text(sim_svg *s, double x, double y, const char *cls,
             x, y, cls, anchor);
     sim_html_esc(s->f, words);
     fputs("</text>\n", s->f);
+}
+
+/* Letters in a UTF-8 string: "\u2192" is one. */
+static size_t letters(const char *w)
+{
+    size_t n = 0;
+
+    for (; *w != '\0'; w++)
+        n += ((unsigned char)*w & 0xC0) != 0x80;
+    return n;
+}
+
+void sim_svg_text_box(double x, double y, const char *cls, const char *anchor,
+                      const char *words, double box[4])
+{
+    /* px of the font, and of an average letter, for each class a label
+     * in a lane may have (html_page.c's style) */
+    double size = strncmp(cls, "small", 5) == 0 ? 12 : strcmp(cls, "cross") == 0 ? 22 : 13;
+    double letter = strcmp(cls, "cross") == 0 ? 16 : strncmp(cls, "small", 5) == 0 ?
+                    SIM_SVG_CHAR_W : 9.0;
+    double w = letter * (double)letters(words);
+
+    /* 2 px to spare on each side: a bold digit or an arrow is wider than
+     * the average letter */
+    box[0] = (strcmp(anchor, "end") == 0 ? x - w : strcmp(anchor, "middle") == 0 ?
+              x - w / 2 : x) - 2;
+    box[2] = box[0] + w + 4;
+    box[1] = y - size;
+    box[3] = y + size * 0.3;
+}
+
+/* The first claimed box that box covers, or NULL. */
+static const double *covered(const sim_svg *s, const double box[4])
+{
+    for (size_t i = 0; i < s->n_boxes; i++) {
+        const double *b = s->boxes[i];
+
+        if (box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3])
+            return b;
+    }
+    return NULL;
+}
+
+int sim_svg_claim(sim_svg *s, const double box[4])
+{
+    if (covered(s, box) != NULL)
+        return 0;
+    if (s->n_boxes == s->cap_boxes) {
+        size_t cap = s->cap_boxes * 2 + 32;
+        double (*b)[4] = realloc(s->boxes, cap * sizeof(*b));
+
+        if (b == NULL)
+            return 1;   /* drawn all the same, only not kept apart */
+        s->boxes = b;
+        s->cap_boxes = cap;
+    }
+    memcpy(s->boxes[s->n_boxes++], box, sizeof(double) * 4);
+    return 1;
+}
+
+void sim_svg_label(sim_svg *s, double x, double y, const char *cls,
+                   const char *words)
+{
+    double box[4];
+    const double *b;
+
+    sim_svg_text_box(x, y, cls, "start", words, box);
+    while ((b = covered(s, box)) != NULL) {
+        double by = b[2] + 3 - box[0];
+
+        box[0] += by;
+        box[2] += by;
+    }
+    sim_svg_claim(s, box);
+    sim_svg_text(s, box[0], y, cls, "start", words);
 }
 
 void sim_svg_fence(sim_svg *s, double cx, double cy)
@@ -93,154 +161,6 @@ void sim_svg_group(sim_svg *s, const char *attrs, const char *fmt, ...)
 void sim_svg_end(sim_svg *s)
 {
     fputs("</g>\n", s->f);
-}
-
-/* ---- the faults: marks on the time axis --------------------------------------- */
-
-typedef struct mark {
-    int64_t at, to;        /* to > at: a stretch (a pause) */
-    int told;              /* has a label; else a tick, its tooltip says */
-    int row;
-    char label[SIM_DETAIL_LEN + SIM_REPORT_NAME + 4];
-    char tip[SIM_REPORT_SENTENCE];
-} mark;
-
-typedef struct marks {
-    mark *m;
-    size_t n;
-    int rows;
-} marks;
-
-static int64_t pause_end(const sim_html_run *r, size_t i)
-{
-    for (size_t k = i + 1; k < r->n; k++)
-        if (r->ev[k].type == SIM_EV_PAUSE_END && r->ev[k].client == r->ev[i].client)
-            return r->ev[k].t_ns;
-    return r->ev[r->n - 1].t_ns;
-}
-
-static int failover_is_told(const char *step)
-{
-    for (size_t i = 0; i < sizeof(failover_told) / sizeof(failover_told[0]); i++)
-        if (strcmp(step, failover_told[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* One event as a fault mark; 0 when it is not a fault. */
-static int fault_mark(const sim_svg *s, size_t i, mark *m)
-{
-    const sim_event *e = &s->run->ev[i];
-    char who[SIM_REPORT_NAME];
-    long at = sim_report_ms(e->t_ns, s->t0);
-
-    memset(m, 0, sizeof(*m));
-    m->at = m->to = e->t_ns;
-    m->told = 1;
-    sim_check_client_name(e->client, who, sizeof(who));
-    switch (e->type) {
-    case SIM_EV_PAUSE_BEGIN:
-        m->to = pause_end(s->run, i);
-        snprintf(m->label, sizeof(m->label), "%s paused", who);
-        snprintf(m->tip, sizeof(m->tip), "the nemesis stopped %s's process "
-                 "(SIGSTOP) at %ld ms, until %ld ms", who, at,
-                 sim_report_ms(m->to, s->t0));
-        return 1;
-    case SIM_EV_CRASH:
-        snprintf(m->label, sizeof(m->label), "%s killed", who);
-        snprintf(m->tip, sizeof(m->tip), "%s's process was killed (SIGKILL) at "
-                 "%ld ms", who, at);
-        return 1;
-    case SIM_EV_FAILPOINT:
-        snprintf(m->label, sizeof(m->label), "%s: %s", who, e->detail);
-        snprintf(m->tip, sizeof(m->tip), "%s reached the failpoint %s at %ld ms",
-                 who, e->detail, at);
-        return 1;
-    case SIM_EV_NODE_DOWN:
-        snprintf(m->label, sizeof(m->label), "node %d down", e->node);
-        snprintf(m->tip, sizeof(m->tip), "node %d's server was killed at %ld ms "
-                 "and stays down until it restarts", e->node, at);
-        return 1;
-    case SIM_EV_RESTART:
-        snprintf(m->label, sizeof(m->label), "node %d restarts empty", e->node);
-        snprintf(m->tip, sizeof(m->tip), "node %d's server came back at %ld ms "
-                 "without the keys it had (no persistence)", e->node, at);
-        return 1;
-    case SIM_EV_FAILOVER:
-        m->told = failover_is_told(e->detail);
-        snprintf(m->label, sizeof(m->label), "%s", e->detail);
-        snprintf(m->tip, sizeof(m->tip), "failover at %ld ms: %s", at, e->detail);
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* The first row free at x, or else the one that frees first. */
-static int free_row(const double *end, int rows, double x)
-{
-    int best = 0;
-
-    for (int r = 0; r < rows; r++)
-        if (end[r] < x)
-            return r;
-    for (int r = 1; r < rows; r++)
-        if (end[r] < end[best])
-            best = r;
-    return best;
-}
-
-/* Each labelled mark in a row where its label does not cover another. */
-static void place(const sim_svg *s, marks *ms)
-{
-    double end[MARK_ROWS];
-
-    for (int r = 0; r < MARK_ROWS; r++)
-        end[r] = -1e9;
-    ms->rows = 1;
-    for (size_t i = 0; i < ms->n; i++) {
-        mark *m = &ms->m[i];
-        double x = sim_svg_x(s, m->at);
-
-        if (!m->told)
-            continue;
-        m->row = free_row(end, MARK_ROWS, x);
-        end[m->row] = x + 14 + CHAR_W * (double)strlen(m->label);
-        if (m->row + 1 > ms->rows)
-            ms->rows = m->row + 1;
-    }
-}
-
-static void collect_faults(const sim_svg *s, marks *ms)
-{
-    ms->n = 0;
-    ms->rows = 1;
-    if ((ms->m = calloc(s->run->n + 1, sizeof(*ms->m))) == NULL)
-        return;
-    for (size_t i = 0; i < s->run->n; i++)
-        if (fault_mark(s, i, &ms->m[ms->n]))
-            ms->n++;
-    place(s, ms);
-}
-
-static void draw_fault(sim_svg *s, const mark *m, int y, int y_guide_end)
-{
-    double x = sim_svg_x(s, m->at), x2 = sim_svg_x(s, m->to);
-    double ty = y + m->row * ROW_H;
-
-    SIM_SVG_USE(s, SIM_SW_FAULT);
-    sim_svg_group(s, "class=\"fault\"", "%s", m->tip);
-    if (m->told)
-        fprintf(s->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%d\" "
-                "stroke=\"#455a64\" stroke-width=\"1.2\" stroke-dasharray=\"3 3\"/>\n",
-                x, ty + 10, x, y_guide_end);
-    if (x2 > x + 1)
-        sim_svg_rect(s, x, ty + 4, x2 - x, 4, "fill=\"#455a64\"");
-    fprintf(s->f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>\n",
-            x - 5, ty + 2, x + 5, ty + 2, x, ty + 11, m->told ? "#263238" : "#90a4ae");
-    if (m->told)
-        sim_svg_text(s, x + 7, ty + 12, "small", "start", m->label);
-    sim_svg_end(s);
 }
 
 /* ---- the lock key ------------------------------------------------------------- */
@@ -293,6 +213,33 @@ static int key_node(const sim_key_span *k)
     return k->node;
 }
 
+/* Each time node was down, from its death to its restart or the run's
+ * end: a grey stretch that says so, as the terminal's ':' does. */
+static void down_times(sim_svg *s, int y, int node)
+{
+    const sim_html_run *r = s->run;
+
+    for (size_t i = 0; i < r->n; i++) {
+        size_t j = i + 1;
+        double x, w;
+
+        if (r->ev[i].type != SIM_EV_NODE_DOWN || r->ev[i].node != node)
+            continue;
+        while (j < r->n && !(r->ev[j].type == SIM_EV_RESTART && r->ev[j].node == node))
+            j++;
+        x = sim_svg_x(s, r->ev[i].t_ns);
+        w = sim_svg_x(s, j < r->n ? r->ev[j].t_ns : s->end) - x;
+        sim_svg_group(s, "class=\"down\"", "node %d's server was down: %ld to %s%ld ms",
+                      node, sim_report_ms(r->ev[i].t_ns, s->t0), j < r->n ? "" : "the end, ",
+                      sim_report_ms(j < r->n ? r->ev[j].t_ns : s->end, s->t0));
+        sim_svg_rect(s, x, y + 6, w, SIM_SVG_LANE_H - 12,
+                     "fill=\"#b0bec5\" stroke=\"#546e7a\" stroke-dasharray=\"4 3\"");
+        if (w >= 40)
+            sim_svg_label(s, x + 5, y + SIM_SVG_LANE_H / 2.0 + 5, "small", "down");
+        sim_svg_end(s);
+    }
+}
+
 /* One node's key lane at y: whose key it held, and when. */
 static void key_lane(sim_svg *s, int y, int node)
 {
@@ -303,6 +250,7 @@ static void key_lane(sim_svg *s, int y, int node)
                  SIM_SVG_LANE_H - 4, "class=\"track\" fill=\"#eef1f3\"");
     snprintf(label, sizeof(label), s->nodes > 1 ? "node %d key" : "lock key", node);
     sim_svg_text(s, 8, y + 21, "lane-label", "start", label);
+    down_times(s, y, node);
     for (size_t k = 0; k < s->v->n_keys; k++)
         if (key_node(&s->v->keys[k]) == node)
             key_span(s, &s->v->keys[k], y);
@@ -352,7 +300,7 @@ static int me_rows(const sim_svg *s, int *row)
 
         if (e->kind != SIM_ANOM_ME)
             continue;
-        row[i] = free_row(end, ME_ROWS, sim_svg_x(s, e->me.from_ns) - 2);
+        row[i] = sim_svg_free_row(end, ME_ROWS, sim_svg_x(s, e->me.from_ns) - 2);
         end[row[i]] = sim_svg_x(s, e->me.to_ns) + 34;
         if (row[i] + 1 > rows)
             rows = row[i] + 1;
@@ -377,8 +325,10 @@ static void me_bar(sim_svg *s, const sim_episode *e, double y)
     snprintf(pair, sizeof(pair), "%s+%s",
              sim_report_who(a, sizeof(a), me->a.client, me->a.thread),
              sim_report_who(b, sizeof(b), me->b.client, me->b.thread));
-    sim_svg_text(s, w >= 36 ? x + 4 : x + w + 3, y + ROW_H - 5,
-                 w >= 36 ? "in-bar" : "small", "start", pair);
+    if (w >= 36)
+        sim_svg_text(s, x + 4, y + ROW_H - 5, "in-bar", "start", pair);
+    else
+        sim_svg_label(s, x + w + 3, y + ROW_H - 5, "small", pair);
     sim_svg_end(s);
 }
 
@@ -400,7 +350,7 @@ static void episode_mark(sim_svg *s, const sim_episode *e, double y)
                 "fill=\"#7b1fa2\"/>\n", x, y + 1, x + 7, y + 9, x, y + 17, x - 7, y + 9);
     else
         sim_svg_rect(s, x - 6, y + 3, 12, 12, "fill=\"#212121\"");
-    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", md ? "MD" : "DL");
+    sim_svg_label(s, x + 9, y + 14, "mark-label", md ? "MD" : "DL");
     sim_svg_end(s);
 }
 
@@ -415,7 +365,7 @@ static void clash_mark(sim_svg *s, double y)
     SIM_SVG_USE(s, SIM_SW_CLASH);
     sim_svg_group(s, "class=\"clash\"", "T: %s", brief);
     sim_svg_clash(s, x, y + 9);
-    sim_svg_text(s, x + 9, y + 14, "mark-label", "start", "T");
+    sim_svg_label(s, x + 9, y + 14, "mark-label", "T");
     sim_svg_end(s);
 }
 
@@ -546,7 +496,6 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
 {
     sim_svg s = { .f = f, .run = run, .v = run->cell.verdict, .nodes = 1 };
     int *row = calloc(s.v->n_episodes + 1, sizeof(*row));
-    marks faults;
     int rows, y_faults, y_key, y_anom, y_lease;
 
     if (row == NULL)
@@ -556,10 +505,10 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     if (s.v->nodes > 1 && s.v->nodes <= SIM_HISTORY_NODES_MAX)
         s.nodes = s.v->nodes;
     scale(&s, run);
-    collect_faults(&s, &faults);
+    sim_svg_collect_faults(&s);
     rows = me_rows(&s, row);
     y_faults = 24;
-    s.y_clients = y_faults + faults.rows * ROW_H + 6;
+    s.y_clients = y_faults + s.fault_rows * SIM_SVG_ROW_H + 6;
     y_key = s.y_clients + s.lanes * SIM_SVG_LANE_H + 6;
     y_anom = y_key + s.nodes * SIM_SVG_LANE_H + 8;
     y_lease = y_anom + ROW_H * (1 + rows + ((s.v->anomalies & SIM_ANOM_LU) != 0)) + 6;
@@ -567,14 +516,14 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     defs(&s);
     ms_axis(&s, 4, y_lease);
     lease_axis(&s, s.y_clients, y_lease);
-    for (size_t i = 0; i < faults.n; i++)
-        draw_fault(&s, &faults.m[i], y_faults, y_anom - 8);
+    sim_svg_draw_faults(&s, y_faults, y_anom - 8);
     sim_svg_client_lanes(&s);
     key_lanes(&s, y_key);
     overlaps(&s, y_anom - 8);
     anomaly_lane(&s, y_anom, rows, row);
     fputs("</svg>\n", f);
     sim_svg_legend(&s);
-    free(faults.m);
+    free(s.faults);
+    free(s.boxes);
     free(row);
 }

@@ -90,7 +90,7 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
 #define SIM_REPORT_NOTE (1u << 10)   /* the rest of an account: a fault the
                                       * stage cannot reach, "no anomaly", a
                                       * gap, the rule, the stock */
-#define SIM_REPORT_NODES (1u << 11)  /* nodes of a lock of several: a fault */
+#define SIM_REPORT_NODES (1u << 11)  /* a fault of the lock's server(s) */
 #define SIM_REPORT_MAJORITY (1u << 12) /* who held which nodes, at a moment */
 
 /* One line of a run's story. */
@@ -107,9 +107,9 @@ typedef void sim_report_line_fn(const sim_report_line *line, void *arg);
 
 /* The story of a run, in time order: each episode of v, each release
  * result that matters, each write the resource refused and the first
- * token two holders shared, and for a lock of several nodes each node's
- * fault (those in a row told in one line) and who held which nodes when
- * the story turned, cap of a kind in full, then one "and N more
+ * token two holders shared, each fault of the lock's servers (those in a
+ * row told in one line; headed "server" for a lock of one), and for a
+ * lock of several nodes who held which nodes when the story turned, cap of a kind in full, then one "and N more
  * ... like these" line per kind that had more. fn gets each line. Returns
  * the lines told. The terminal (sim_report_verdict) tells it with cap
  * SIM_REPORT_CAP; a page can tell it in full. */

@@ -9,7 +9,8 @@
  *                      results that matter, in time order
  *   report_nodes.c     a lock of several nodes: each node's fault, and
  *                      who held which nodes when the story turned
- *   report_timeline.c  the ASCII timeline
+ *   report_timeline.c  the ASCII timeline's lanes
+ *   report_legend.c    the legend under them (report_timeline.h)
  *   report_matrix.c    the fault matrix and its evidence */
 #ifndef SIM_REPORT_INTERNAL_H
 #define SIM_REPORT_INTERNAL_H
@@ -71,10 +72,10 @@ void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
 void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
                             int64_t t0_ns);
 
-/* A lock of several nodes (v->nodes > 1), in words. A node's fault (it
- * went down, restarted empty, or failed over): "node 0 restarted empty
- * at 140 ms and lost A's key", and 1; 0 when e is no such fault, or the
- * lock has one node. */
+/* A node's fault (it went down, restarted empty, or failed over), in
+ * words: "node 0 restarted empty at 140 ms and lost A's key", and 1; 0
+ * when e is no such fault. A lock of one server says "the primary" (a
+ * failover) or "the server" for node 0. */
 int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
                           const sim_event *e, int64_t t0_ns);
 
@@ -86,6 +87,13 @@ int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
 int sim_report_majority(char *buf, size_t len, const sim_verdict *v,
                         const sim_event *ev, size_t n, int64_t t0_ns,
                         int64_t *at_ns);
+
+/* The clients whose own lease (recorded on their acquire-invoke) is not
+ * the run's lease_ms: "A's own lease is 3600 ms, 12 times the run's 300
+ * ms; B's is 1200 ms, 4 times", and 1; "" and 0 when every client's is
+ * the run's, or none was recorded. */
+int sim_report_leases(char *buf, size_t len, const sim_event *ev, size_t n,
+                      long lease_ms);
 
 /* A gap in the observer's stream, in words. */
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,

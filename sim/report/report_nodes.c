@@ -29,11 +29,17 @@ int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
                        : promote ? "failed over to a replica without the key" : NULL;
     char lost[SIM_REPORT_NAME + 24];
 
-    if (what == NULL || v->nodes < 2)
+    if (what == NULL)
         return 0;
     key_lost(lost, sizeof(lost), v, e->node, e->t_ns);
-    sim_report_put(buf, len, "node %d %s at %ld ms%s", e->node, what,
-                   sim_report_ms(e->t_ns, t0_ns), lost);
+    /* One server: the drawing's '^' or '>' alone would leave the reader
+     * to find when the lock's only copy went. */
+    if (v->nodes < 2)
+        sim_report_put(buf, len, "the %s %s at %ld ms%s", promote ? "primary" : "server",
+                       what, sim_report_ms(e->t_ns, t0_ns), lost);
+    else
+        sim_report_put(buf, len, "node %d %s at %ld ms%s", e->node, what,
+                       sim_report_ms(e->t_ns, t0_ns), lost);
     return 1;
 }
 

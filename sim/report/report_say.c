@@ -37,6 +37,36 @@ long sim_report_ms(int64_t t_ns, int64_t t0_ns)
     return (long)((t_ns - t0_ns) / 1000000);
 }
 
+int sim_report_leases(char *buf, size_t len, const sim_event *ev, size_t n,
+                      long lease_ms)
+{
+    int clients = 0, told = 0;
+    size_t used = 0;
+
+    if (len > 0)
+        buf[0] = '\0';
+    if (lease_ms <= 0 || ev == NULL)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].client >= clients)
+            clients = ev[i].client + 1;
+    for (int c = 0; c < clients && used < len; c++) {
+        long own = sim_history_lease_of(ev, n, c);
+        char who[SIM_REPORT_NAME];
+        int k;
+
+        if (own <= 0 || own == lease_ms)
+            continue;
+        sim_report_who(who, sizeof(who), c, 0);
+        k = snprintf(buf + used, len - used, told ? "; %s's is %ld ms, %g times"
+                     : "%s's own lease is %ld ms, %g times the run's %ld ms",
+                     who, own, (double)own / (double)lease_ms, lease_ms);
+        used = k < 0 ? len : used + (size_t)k;
+        told++;
+    }
+    return told > 0;
+}
+
 static const char *plural(long long n, const char *one, const char *many)
 {
     return n == 1 || n == -1 ? one : many;

@@ -1,8 +1,8 @@
 /* report_story: a run told in time order, one line each: every episode
  * of the verdict, every release result that matters, the fence's work
- * (a write the resource refused, a token two holders shared), and for a
- * lock of several nodes what happened to them and who held which when
- * the story turned. The terminal and a page tell the same story from
+ * (a write the resource refused, a token two holders shared), what
+ * happened to the lock's servers (a failover, a restart) and, for a lock
+ * of several nodes, who held which when the story turned. The terminal and a page tell the same story from
  * here.
  *
  * A release result matters when it says more than "done": NOT_OWNER
@@ -298,7 +298,8 @@ static void tell(story *st, unsigned kind, int64_t at, sim_report_line *line)
     line->more = 0;
     line->at_ns = at;
     /* The DL sentence ends with its own word "deadlock". */
-    line->heading = kind == SIM_ANOM_DL ? "" : heading(kind);
+    line->heading = kind == SIM_ANOM_DL ? "" : kind == SIM_REPORT_NODES &&
+                    st->v->nodes < 2 ? "server" : heading(kind);
     st->fn(line, st->arg);
     st->told++;
 }

@@ -12,15 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_internal.h"
-
-#define LABEL 12                        /* "client A    " */
-#define COLS (SIM_REPORT_WIDTH - LABEL) /* columns of a row */
-#define PER_LEASE 8                     /* columns per lease: a tick each */
-#define FIT_TICK 10                     /* columns per tick, lease unknown */
-#define MAX_ROWS 3                      /* more: two leases a tick, ... */
-#define MAX_LANES 52                    /* A..AZ: more would not fit a page */
-#define SLACK 8                         /* columns for marks pushed past the end */
+#include "report_timeline.h"
 
 /* Lane states, weakest first. A column shows the strongest state of any
  * moment in its time slice, so a short pause is never hidden behind the
@@ -32,43 +24,6 @@ static int power(char c)
     const char *p = c != '\0' ? strchr(strength, c) : NULL;
 
     return p != NULL ? (int)(p - strength) : 0;
-}
-
-/* A client's threads, summed: the lane shows the strongest. */
-typedef struct lane_state {
-    int acquiring;  /* acquires between invoke and outcome */
-    int depth;      /* holds open */
-    int cs;         /* inside the critical section */
-    int releasing;  /* releases between invoke and outcome */
-    int paused;
-    int dead;
-    int pause_col;  /* the column its pause began in */
-    int next_mark;  /* the first column a mark of this lane may take */
-} lane_state;
-
-typedef struct timeline {
-    int64_t t0;       /* column 0 starts here */
-    int64_t per_col;  /* ns of run per column */
-    int64_t end;      /* the last event: the lanes stop there */
-    long lease_ms;    /* 0: unknown */
-    int leases;       /* leases per tick (lease known) */
-    int tick;         /* columns per tick */
-    int width;        /* columns drawn: the run and SLACK */
-    int lanes;        /* client lanes drawn */
-    int clients;      /* clients in the run: lanes past MAX_LANES are not */
-    int nodes;        /* key lanes: one per node of the lock */
-    char *cells;      /* rows of width + 1: the lanes, the keys, the marks,
-                       * then each lane's marks of one moment */
-    lane_state *st;
-    int64_t *since;   /* when each lane last changed */
-    char *key;        /* node k's lane: key + k * (width + 1) */
-    char *marks;
-    int pushed;       /* a mark took a later column than its moment's */
-} timeline;
-
-static char *lane(const timeline *tl, int c)
-{
-    return tl->cells + (size_t)c * (size_t)(tl->width + 1);
 }
 
 /* Node k's key lane. */
@@ -418,151 +373,6 @@ static void draw_rows(FILE *out, const timeline *tl, int marks)
     }
 }
 
-/* ---- the legend ---------------------------------------------------------------- */
-
-typedef struct symbol {
-    char ch;
-    const char *means;
-} symbol;
-
-static const symbol client_symbols[] = {
-    { '.', "waiting" }, { '=', "holding the lock" },
-    { '#', "in its critical section" }, { '~', "releasing" },
-    { '|', "paused (SIGSTOP)" }, { '%', "crashed (SIGKILL)" },
-    { '0', "its release returned NOT_OWNER" },
-    { '/', "its acquire or release ended in an error" }, { 0, NULL } };
-static const symbol key_symbols[] = {
-    { '_', "no key" }, { '?', "a key whose maker cannot be named" },
-    { '&', "the key of a client past Z" },
-    { '^', "failover: the new primary has no key" },
-    { '>', "restart: the node came back empty" },
-    { ':', "the node is down" }, { 0, NULL } };
-static const symbol mark_symbols[] = {
-    { '!', "two holders" }, { '*', "a lock deleted by a non-owner" },
-    { '@', "a waiter gave up: deadlock" }, { 0, NULL } };
-
-/* Items side by side, wrapped under the first; "" ends them. *left is
- * the lane label column's text: "legend" on the legend's first line. */
-static void put_items(FILE *out, const char **left, const char *label,
-                      const char *const *items)
-{
-    int at = fprintf(out, "%-*s%-10s", LABEL, *left, label), start = at;
-
-    *left = "";
-    for (; **items != '\0'; items++) {
-        int len = (int)strlen(*items);
-
-        if (at > start && at + 2 + len > SIM_REPORT_WIDTH) {
-            fprintf(out, "\n%*s", start, "");
-            at = start;
-        }
-        at += fprintf(out, "%s%s", at > start ? "  " : "", *items);
-    }
-    fputc('\n', out);
-}
-
-/* The symbols of a table that are in text (n bytes), "c means" each,
- * after first (NULL: none). */
-static void legend_group(FILE *out, const char **left, const char *label,
-                         const symbol *table, const char *text, size_t n,
-                         const char *first)
-{
-    char items[16][64];
-    const char *list[17];
-    int k = 0;
-
-    if (first != NULL)
-        snprintf(items[k++], sizeof(items[0]), "%s", first);
-    for (; table->ch != 0; table++)
-        if (memchr(text, table->ch, n) != NULL)
-            snprintf(items[k++], sizeof(items[0]), "%c %s", table->ch,
-                     table->means);
-    for (int i = 0; i < k; i++)
-        list[i] = items[i];
-    list[k] = "";
-    if (k > 0)
-        put_items(out, left, label, list);
-}
-
-static void legend_key(FILE *out, const char **left, const timeline *tl)
-{
-    /* Every node's lane, one after the other: one text to look in. */
-    size_t size = (size_t)tl->nodes * (size_t)(tl->width + 1);
-    const char *label = tl->nodes > 1 ? "nodes:" : "lock key:";
-    const char *letters[3];
-    int n = 0, upper = 0, lower = 0;
-
-    for (size_t c = 0; c < size; c++) {
-        upper |= tl->key[c] >= 'A' && tl->key[c] <= 'Z';
-        lower |= tl->key[c] >= 'a' && tl->key[c] <= 'z';
-    }
-    if (upper)
-        letters[n++] = "A-Z that client's key, with a TTL";
-    if (lower)
-        letters[n++] = "a-z that client's key, no TTL: it never expires";
-    letters[n] = "";
-    if (n > 0)
-        put_items(out, left, label, letters);
-    legend_group(out, left, n > 0 ? "" : label, key_symbols, tl->key, size,
-                 NULL);
-}
-
-/* What a column is worth: "one column is 37.5 ms: 8 columns, from one +
- * to the next, are one 300 ms lease". */
-static void legend_scale(FILE *out, const timeline *tl)
-{
-    char line[SIM_REPORT_SENTENCE], worth[128];
-    long end = sim_report_ms(tl->end, tl->t0);
-
-    if (tl->leases == 0)
-        sim_report_put(worth, sizeof(worth), "(the lease is not known)");
-    else if (tl->leases == 1)
-        sim_report_put(worth, sizeof(worth), ": %d columns, from one + to "
-                       "the next, are one %ld ms lease", tl->tick,
-                       tl->lease_ms);
-    else
-        sim_report_put(worth, sizeof(worth), ": %d columns, from one + to "
-                       "the next, are %d leases of %ld ms (a run this long "
-                       "does not fit %d rows at one lease)", tl->tick,
-                       tl->leases, tl->lease_ms, MAX_ROWS);
-    sim_report_put(line, sizeof(line), "one column is %g ms%s%s; the run ends "
-                   "at %ld ms", (double)tl->per_col / 1e6,
-                   worth[0] == ':' ? "" : " ", worth, end);
-    fprintf(out, "%-*s", LABEL, "");
-    sim_report_wrapped(out, line, LABEL, LABEL, SIM_REPORT_WIDTH);
-}
-
-static void draw_legend(FILE *out, const timeline *tl, int marks)
-{
-    const char *left = "legend";
-    char drawn[16];
-    size_t k = 0;
-
-    /* Which client symbols appear in any lane. */
-    for (const symbol *s = client_symbols; s->ch != 0; s++)
-        for (int c = 0; c < tl->lanes; c++)
-            if (memchr(lane(tl, c), s->ch, (size_t)tl->width) != NULL) {
-                drawn[k++] = s->ch;
-                break;
-            }
-    legend_group(out, &left, "clients:", client_symbols, drawn, k,
-                 "(blank) idle");
-    legend_key(out, &left, tl);
-    if (marks)
-        legend_group(out, &left, "anomaly:", mark_symbols, tl->marks,
-                     (size_t)tl->width, NULL);
-    fprintf(out, "%-*sa letter always names a client; a column of the key "
-            "lane\n%-*sshows the first key made in it\n", LABEL, "", LABEL,
-            "");
-    if (tl->pushed)
-        fprintf(out, "%-*stwo marks of one moment: the later is drawn a "
-                "column on\n", LABEL, "");
-    if (tl->clients > tl->lanes)
-        fprintf(out, "%-*s%d more clients are not drawn\n", LABEL, "",
-                tl->clients - tl->lanes);
-    legend_scale(out, tl);
-}
-
 /* ---- the whole ------------------------------------------------------------------ */
 
 static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
@@ -575,6 +385,7 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->t0 = t0;
     tl->end = end > t0 ? end : t0;
     choose_scale(tl, tl->end - t0, lease_ms);
+    sim_report_leases(tl->own_leases, sizeof(tl->own_leases), ev, n, lease_ms);
     tl->width = (int)((tl->end - t0) / tl->per_col) + 1 + SLACK;
     for (size_t i = 0; i < n; i++)
         if (ev[i].client >= clients)
@@ -613,7 +424,7 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
         draw_key(&tl, v != NULL ? v : &own, ev, n);
         marks = v != NULL && draw_marks(&tl, v);
         draw_rows(out, &tl, marks);
-        draw_legend(out, &tl, marks);
+        sim_report_legend(out, &tl, marks);
     }
     free(tl.cells);
     free(tl.st);
