@@ -210,6 +210,7 @@ struct dlock {
     int idle;                       /* the watchdog waits for a first hold */
     redisContext *sub;              /* a waiter's pub/sub connection, kept
                                      * between waits; NULL while one is in use */
+    char *listening;                /* the channel sub stays subscribed to */
 };
 
 /* Records why a call failed; returns DLOCK_ERR so callers can return it. */
@@ -285,6 +286,8 @@ static void disconnect(dlock *l)
     /* The next wait subscribes where the next commands go. */
     redisFree(l->sub);
     l->sub = NULL;
+    free(l->listening);
+    l->listening = NULL;
 }
 
 /* Sends one command. Returns its reply, or NULL with errstr set when the
@@ -498,10 +501,13 @@ static int subscribe_on(redisContext *sub, const char *channel)
 }
 
 /* Subscribes a waiter to its own unlock channel, on the connection the
- * last wait kept or on a new one. The kept one may have died since (the
- * server closed it, or went away): then a new one from the provider, as
- * after a failed command. NULL with errstr set on failure. */
-static redisContext *subscribe(dlock *l, const char *channel)
+ * last wait kept or on a new one. *kept is 1 when the last wait left it
+ * subscribed to this very channel: then it listened before our last try,
+ * and nothing needs sending. A kept one of another thread's channel
+ * leaves that first. The kept one may have died since (the server closed
+ * it, or went away): then a new one from the provider, as after a failed
+ * command. NULL with errstr set on failure. */
+static redisContext *subscribe(dlock *l, const char *channel, int *kept)
 {
     char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
     redisContext *sub;
@@ -509,8 +515,12 @@ static redisContext *subscribe(dlock *l, const char *channel)
     pthread_mutex_lock(&l->mu);
     sub = l->sub;
     l->sub = NULL;
+    *kept = sub != NULL && l->listening != NULL && strcmp(l->listening, channel) == 0;
     pthread_mutex_unlock(&l->mu);
-    if (sub != NULL && subscribe_on(sub, channel) == 0)
+    if (*kept)
+        return sub;
+    if (sub != NULL && redisAppendCommand(sub, "UNSUBSCRIBE") == REDIS_OK &&
+        subscribe_on(sub, channel) == 0)
         return sub;
     redisFree(sub);
     sub = l->cfg.connect(l->cfg.connect_arg, 0, why, sizeof(why));
@@ -525,25 +535,30 @@ static redisContext *subscribe(dlock *l, const char *channel)
     return NULL;
 }
 
-/* Ends a wait: sends UNSUBSCRIBE without waiting for its answer (the next
- * subscribe reads past it) and keeps the connection for the next wait, so
- * that a contended acquire costs no new TCP connection. */
+/* Ends a wait, still subscribed: the channel is ours alone, and only a
+ * release that finds us first in the queue publishes on it, so it stays
+ * quiet while we are not queued, and the next wait sends no SUBSCRIBE
+ * (a message that came too late for this wait costs the next one a try).
+ * The connection is kept for the next wait, so that a contended acquire
+ * costs no new TCP connection. */
 static void unsubscribe(dlock *l, redisContext *sub, const char *channel)
 {
-    int sent = 0;
+    char *name;
 
     if (sub == NULL)
         return;
-    if (redisAppendCommand(sub, "UNSUBSCRIBE %s", channel) == REDIS_OK)
-        while (redisBufferWrite(sub, &sent) == REDIS_OK && !sent)
-            ;
+    name = strdup(channel);
     pthread_mutex_lock(&l->mu);
-    if (sent && l->sub == NULL) {
+    if (name != NULL && l->sub == NULL) {
         l->sub = sub;
         sub = NULL;
+        free(l->listening);
+        l->listening = name;
+        name = NULL;
     }
     pthread_mutex_unlock(&l->mu);
-    redisFree(sub); /* broken, or another thread's wait kept one first */
+    free(name);
+    redisFree(sub); /* out of memory, or another thread's wait kept one first */
 }
 
 /* Waits up to ms for a message on the unlock channel. A timeout is no
@@ -748,7 +763,7 @@ int dlock_acquire(dlock *l)
     struct timespec start;
     redisContext *sub = NULL;
     long ttl;
-    int rc;
+    int rc, kept;
 
     if (l->key == NULL)
         return DLOCK_ERR;
@@ -765,13 +780,15 @@ int dlock_acquire(dlock *l)
         if (left <= 0)
             break;
         /* Listen first, then try once more: an unlock that came between
-         * our last try and the subscription would go unheard. */
+         * our last try and the subscription would go unheard. A wait
+         * that was kept listening since the last one needs no new try. */
         if (sub == NULL) {
-            if ((sub = subscribe(l, mine)) == NULL) {
+            if ((sub = subscribe(l, mine, &kept)) == NULL) {
                 rc = DLOCK_ERR;
                 break;
             }
-            continue;
+            if (!kept)
+                continue;
         }
         /* No polling: sleep until the holder's unlock message, or until
          * the TTL we were told runs out (a holder that died sends none). */
@@ -817,6 +834,7 @@ void dlock_free(dlock *l)
     }
     redisFree(l->c);
     redisFree(l->sub);
+    free(l->listening);
     pthread_mutex_destroy(&l->mu);
     free(l->channel);
     free(l->queue);
