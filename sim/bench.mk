@@ -12,7 +12,7 @@
 
 BENCH_PROGRAM := $(BUILD)/bench/bench
 BENCH_OBJS := $(BUILD)/sim/bench.o $(BUILD)/sim/bench_measure.o $(BUILD)/sim/bench_server.o \
-              $(BUILD)/sim/bench_report.o $(BUILD)/sim/tally.o
+              $(BUILD)/sim/bench_report.o $(BUILD)/sim/bench_queue.o $(BUILD)/sim/tally.o
 BENCH_DATA := $(BUILD)/bench/bench.jsonl
 runs ?= 3
 
