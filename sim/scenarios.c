@@ -131,7 +131,8 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
         .down = 2 },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU",
+        "ME LU" } },
     /* A holds 1 L (lease 2 L). B asks at 0.1 L and queues; C asks at
      * 0.3 L and queues behind it; B is killed at 0.4 L, still waiting.
      * A releases at 1 L. A stage that wakes every waiter, or whose

@@ -319,7 +319,8 @@ START_TEST(test_queue_layout)
     pthread_t t;
     dlock *a;
 
-    harness_title("Redisson's fair layout: {shop}:stock queues in redisson_lock_queue:{shop}:stock");
+    harness_title("Redisson's fair layout: {shop}:stock queues in "
+                  "redisson_lock_queue:{shop}:stock");
     a = take("{shop}:stock");
     w.l = harness_lock(harness_server(), "{shop}:stock", LEASE_MS, LONG_WAIT_MS);
     start(&t, &w);
