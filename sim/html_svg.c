@@ -382,8 +382,9 @@ static void stall_bar(sim_svg *s, const sim_episode *e, double y)
     char brief[SIM_REPORT_SENTENCE], attrs[128];
 
     sim_report_brief(brief, sizeof(brief), e, s->t0);
-    snprintf(attrs, sizeof(attrs), "class=\"anomaly st\" data-kind=\"ST\" data-at=\"%ld\"",
-             sim_report_ms(e->st.from_ns, s->t0));
+    snprintf(attrs, sizeof(attrs), "class=\"anomaly st\" data-kind=\"ST\" data-from=\"%ld\" "
+             "data-to=\"%ld\"", sim_report_ms(e->st.from_ns, s->t0),
+             sim_report_ms(e->st.to_ns, s->t0));
     sim_svg_group(s, attrs, "ST: %s", brief);
     sim_svg_rect(s, x, y + 6, w > 2 ? w : 2, 6, "fill=\"#546e7a\"");
     sim_svg_text(s, x + 4, y + 14, "mark-label", "start", "ST");
