@@ -87,13 +87,13 @@ wait $job
 [ -d build/report.old ] && fail "a Ctrl-C during 'make report' left build/report.old behind"
 rm -f build/report/cli-test.mark
 [ $had_site -eq 1 ] || rmdir build/report 2>/dev/null
-errs "stage=9 is not a stage; valid: 1 (v1-setnx)" $M sim stage=9 scenario=baseline
+errs "stage=99 is not a stage; valid: 1 (v1-setnx)" $M sim stage=99 scenario=baseline
 errs "jobs=0 is below the minimum of 1" $M demo jobs=0
 errs "jobs=many is not a whole number" $M demo jobs=many
 errs "runs=0 is below the minimum of 1" $M bench runs=0
 errs "runs=abc is not a whole number" $M bench runs=abc
 errs "from=3 and to=3 are the same stage" $M diff from=3 to=3
-errs "to=9 is not a stage" $M diff to=9
+errs "to=99 is not a stage" $M diff to=99
 errs "from=x is not a stage" $M diff from=x to=2
 errs "side=2 is neither 1 nor 0" $M diff from=3 to=4 side=2
 errs "full=yes is neither 1 nor 0" $M diff from=3 to=4 full=yes

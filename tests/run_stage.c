@@ -12,10 +12,11 @@
 /* A suite whose file is not part of the build yet is a null weak symbol:
  * the runner skips it instead of failing to link. */
 #pragma weak matrix_suite
+#pragma weak queue_suite
 
 int main(void)
 {
-    Suite *(*const all[])(void) = { lock_suite, matrix_suite };
+    Suite *(*const all[])(void) = { lock_suite, queue_suite, matrix_suite };
     Suite *suites[sizeof(all) / sizeof(all[0])];
     int i, n = 0;
 

@@ -32,6 +32,7 @@ typedef struct stage_caps {
     int pubsub;          /* waiters wake on the unlock message (v6) */
     int token;           /* each acquisition draws a fencing token (v7) */
     int quorum;          /* a majority of independent masters (v8) */
+    int queue;           /* waiters queue; a release wakes the first (v9) */
 } stage_caps;
 
 #define STAGE_HAS(n, cap) ((SIM_STAGE_CAPS_##n & SIM_CAP_##cap) != 0)
@@ -39,7 +40,7 @@ typedef struct stage_caps {
     [n - 1] = { n, folder, base, masters, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), \
       STAGE_HAS(n, OWNER), STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), \
       STAGE_HAS(n, WATCHDOG), STAGE_HAS(n, PUBSUB), STAGE_HAS(n, TOKEN), \
-      STAGE_HAS(n, QUORUM) },
+      STAGE_HAS(n, QUORUM), STAGE_HAS(n, QUEUE) },
 __attribute__((unused)) static const stage_caps stage_table[STAGE_COUNT] = {
 #include "stages.def"
 };

@@ -527,9 +527,18 @@ END_TEST
 /* How many clients subscribe to channel now. */
 static long long subscribers(const char *channel)
 {
-    redisReply *r = redisCommand(harness_redis(), "PUBSUB NUMSUB %s", channel);
+    redisReply *r;
     long long n;
 
+    /* A queue (v9): each waiter listens on its own "<channel>:<field>". */
+    if (CAPS.queue) {
+        r = redisCommand(harness_redis(), "PUBSUB CHANNELS %s:*", channel);
+        ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY, "PUBSUB CHANNELS failed");
+        n = (long long)r->elements;
+        freeReplyObject(r);
+        return n;
+    }
+    r = redisCommand(harness_redis(), "PUBSUB NUMSUB %s", channel);
     ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2,
                   "PUBSUB NUMSUB failed");
     n = r->element[1]->integer;
@@ -679,9 +688,17 @@ START_TEST(test_lock_waiter_keeps_connection)
         ck_assert_msg(w.rc == DLOCK_OK && w.release_rc == DLOCK_OK, "round %d: the waiter's "
                       "acquire and release returned %s and %s (%s)", round, harness_result(w.rc),
                       harness_result(w.release_rc), dlock_errstr(w.l));
-        /* Unsubscribed once done: an idle handle gets no unlock messages. */
-        ck_assert_msg(await_subscribers(channel, 0, 1000) == 0, "round %d: the waiter got the "
-                      "lock but is still subscribed to %s a second later", round, channel);
+        /* Unsubscribed once done: an idle handle gets no unlock messages.
+         * A queue's waiter stays on its own channel, which only a release
+         * that finds it first in the queue publishes on. */
+        if (CAPS.queue)
+            ck_assert_msg(subscribers(channel) == 1, "round %d: expected the waiter to stay "
+                          "on its own channel of %s, found %lld", round, channel,
+                          subscribers(channel));
+        else
+            ck_assert_msg(await_subscribers(channel, 0, 1000) == 0, "round %d: the waiter got "
+                          "the lock but is still subscribed to %s a second later", round,
+                          channel);
         ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "round %d: A could not take the free lock "
                       "again (%s)", round, dlock_errstr(a));
     }
@@ -747,12 +764,14 @@ START_TEST(test_lock_waiter_resubscribes)
     a = take("A", "resub", LEASE_MS);
     w.l = harness_lock(harness_server(), "resub", LEASE_MS, 5000);
     wait_for_release(&w, a, channel, "the first wait");
-    ck_assert_msg(await_subscribers(channel, 0, 1000) == 0, "the waiter is still subscribed");
+    ck_assert_msg(await_subscribers(channel, !!CAPS.queue, 1000) == !!CAPS.queue,
+                  CAPS.queue ? "the waiter left its own channel" : "the waiter is still subscribed");
     ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the free lock again (%s)",
                   dlock_errstr(a));
-    /* The kept connection is the one whose last command was UNSUBSCRIBE. */
-    ck_assert_msg(kill_clients_by_last_command("unsubscribe") == 1, "expected to close exactly "
-                  "one kept pub/sub connection");
+    /* The kept connection is the one whose last command was UNSUBSCRIBE
+     * (a queue's waiter stays subscribed: SUBSCRIBE). */
+    ck_assert_msg(kill_clients_by_last_command(CAPS.queue ? "subscribe" : "unsubscribe") == 1,
+                  "expected to close exactly one kept pub/sub connection");
     wait_for_release(&w, a, channel, "the wait after CLIENT KILL");
     dlock_free(w.l);
     dlock_free(a);
@@ -1735,7 +1754,8 @@ Suite *lock_suite(void)
     }
     tcase_add_test(lease, test_lock_lease_while_held);
     tcase_add_test(lease, test_lock_waiter_wakes);
-    if (CAPS.reentrant) {
+    /* A queue publishes to its first waiter only: tests/test_queue.c. */
+    if (CAPS.reentrant && !CAPS.queue) {
         tcase_add_test(lease, test_lock_redisson_layout);
         tcase_add_test(lease, test_lock_channel_hash_tag);
     }

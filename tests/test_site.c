@@ -278,6 +278,10 @@ static void check_episodes(const char *page, const sim_verdict *v)
             ck_assert_msg(drawn(page, "ME", ms(e->me.from_ns), ms(e->me.to_ns), -1),
                           "%s does not draw the overlap [%ld ms, %ld ms] its history has",
                           page, ms(e->me.from_ns), ms(e->me.to_ns));
+        else if (e->kind == SIM_ANOM_ST)
+            ck_assert_msg(drawn(page, "ST", ms(e->st.from_ns), ms(e->st.to_ns), -1),
+                          "%s does not draw the stall [%ld ms, %ld ms] its history has",
+                          page, ms(e->st.from_ns), ms(e->st.to_ns));
         else
             ck_assert_msg(drawn(page, sim_anomaly_name(e->kind), 0, 0,
                                 ms(e->kind == SIM_ANOM_MD ? e->md.at_ns : e->dl.busy_ns)),

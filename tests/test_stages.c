@@ -202,6 +202,14 @@ static const struct differs {
     { 8, "release", "the script on every node; OK on a majority" },
     { 8, "dlock_acquire", "tries again after a failed majority too, after a random delay" },
     { 8, "dlock_free", "closes every node's connection" },
+    { 9, "eval_script", "every script also gets the queue's keys and the wait budget" },
+    { 9, "subscribe_on", "subscribes to the channel it is given: a waiter's own" },
+    { 9, "subscribe", "subscribes a waiter to its own channel, unless it still is" },
+    { 9, "unsubscribe", "stays on the waiter's own channel, and keeps its name" },
+    { 9, "disconnect", "also forgets the channel the kept connection listened on" },
+    { 9, "name_channel", "also names the queue and its places" },
+    { 9, "dlock_acquire", "waits on its own channel, and leaves the queue when it gives up" },
+    { 9, "dlock_free", "also frees the queue's names" },
 };
 
 /* One function of a lock.c: its name and its text, signature to "}". */

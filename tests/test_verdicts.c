@@ -84,6 +84,16 @@ static const expect cases[] = {
     { "format-1.jsonl", 1, "ME MD LU",
       { "v3-set-nx-px / slow-holder",
         "client A's release deleted client B's lock at 922 ms" } },
+    { "st-dead-waiter.jsonl", 1, "ST",
+      { "the lock was free from 301 ms to 1500 ms while client C waited for "
+        "it, behind B, who asked at 40 ms and was killed waiting at 130 ms: "
+        "1199 ms, longer than the 600 ms bound, and only then was it taken: "
+        "stalled" } },
+    { "st-free-lock-given-up.jsonl", 1, "ST",
+      { "the lock was free from 301 ms to 1300 ms while client B waited for "
+        "it: 999 ms, longer than the 600 ms bound, and nobody took it: "
+        "stalled" } },
+    { "st-ttl-wakeup.jsonl", 0, "-", { "no anomaly" } },
     { "clean.jsonl", 0, "-",
       { "no anomaly: one holder at a time, no lock deleted by another, no "
         "deadlock" } },
@@ -202,6 +212,35 @@ START_TEST(test_verdicts_ties_agree)
 }
 END_TEST
 
+/* ST's bound is two of the run's leases: the dead waiter's stall of
+ * 1199 ms is one under a lease of 300 ms, and none under 1000 ms. */
+START_TEST(test_verdicts_stall_bound_is_the_lease)
+{
+    char why[512];
+    sim_run_info info;
+    sim_verdict v;
+    size_t n;
+    sim_event *ev = sim_history_load_run(DIR "st-dead-waiter.jsonl", &info, &n, why,
+                                         sizeof(why));
+
+    ck_assert_msg(ev != NULL, "%s", why);
+    info.lease_ms = 1000;
+    sim_check_run(&info, ev, n, &v);
+    ck_assert_msg(v.anomalies == 0, "a 1199 ms stall under a 1000 ms lease was judged "
+                  "0x%x; expected clean: the bound is %d leases", v.anomalies,
+                  SIM_STALL_LEASES);
+    sim_verdict_free(&v);
+    info.lease_ms = 300;
+    sim_check_run(&info, ev, n, &v);
+    ck_assert_msg(v.anomalies == SIM_ANOM_ST && v.n_episodes == 1 &&
+                  v.episodes[0].st.waiter == 2 && v.episodes[0].st.dead == 1,
+                  "under a 300 ms lease expected one ST of C behind dead B, got 0x%x",
+                  v.anomalies);
+    sim_verdict_free(&v);
+    free(ev);
+}
+END_TEST
+
 Suite *verdicts_suite(void)
 {
     Suite *suite = suite_create("verdicts");
@@ -209,6 +248,7 @@ Suite *verdicts_suite(void)
 
     tcase_add_loop_test(files, test_verdicts_file, 0, (int)CASES);
     tcase_add_test(files, test_verdicts_ties_agree);
+    tcase_add_test(files, test_verdicts_stall_bound_is_the_lease);
     suite_add_tcase(suite, files);
     return suite;
 }

@@ -20,6 +20,7 @@
 #define SIM_CAP_PUBSUB    0x40u /* waiters wake on the unlock message (v6) */
 #define SIM_CAP_TOKEN     0x80u /* each acquisition draws a fencing token (v7) */
 #define SIM_CAP_QUORUM    0x100u /* a majority of independent masters (v8) */
+#define SIM_CAP_QUEUE     0x200u /* waiters queue; a release wakes the first (v9) */
 
 #define SIM_NODES_MAX 5 /* the most independent masters a stage may talk to:
                          * what a run or a test starts for it (v8's five) */

@@ -76,6 +76,7 @@ enum {
     SIM_BENCH_REWON,       /* share of lock changes that went back to the releaser */
     SIM_BENCH_LEAST,       /* acquisitions of the least served client */
     SIM_BENCH_MOST,        /* and of the most served one */
+    SIM_BENCH_DELIVERED,   /* unlock messages delivered per one published */
     SIM_BENCH_FIGURES
 };
 
@@ -105,6 +106,8 @@ typedef struct sim_bench_stage {
     long long lost;             /* acquisitions the counter does not show */
     long long round_trips;      /* contended top-level commands, all clients */
     long long commands;         /* contended commandstats delta */
+    long long published;        /* contended unlock messages published */
+    long long delivered;        /* and delivered: one per subscriber */
     long busy, errors;          /* acquire calls that did not get the lock */
 } sim_bench_stage;
 
@@ -154,6 +157,12 @@ int sim_bench_slowlog_off(sim_bench *b, char *errstr, size_t len);
 int sim_bench_slowlog_count(sim_bench *b, long long *top, long long *internal,
                             char *errstr, size_t len);
 
+/* The messages published since on (by scripts or clients), and how many
+ * deliveries they made: each went to every connection subscribed to its
+ * channel then, as the log's SUBSCRIBE and UNSUBSCRIBE commands tell. */
+int sim_bench_slowlog_messages(sim_bench *b, long long *published, long long *delivered,
+                               char *errstr, size_t len);
+
 /* The log since on holds two pairs of a new client: *one gets the second
  * (free it with sim_bench_pair_free). Two warm pairs must be the same
  * commands twice; anything else (a first-use step, a retry) is not one
@@ -185,5 +194,14 @@ int sim_bench_save(const sim_bench *b, char *errstr, size_t len);
 
 /* Acquisitions that the counter does not show (lost updates), all runs. */
 long long sim_bench_lost(const sim_bench *b, int stage);
+
+/* One figure's median over the runs; NAN without a sample. */
+double sim_bench_median(const sim_bench *b, int stage, int f);
+
+/* ---- bench_queue.c ---- */
+
+/* The fair queue's targets (a stage that queues its waiters), against
+ * v6's herd and the polling stages, on the medians. */
+void sim_bench_queue_targets(const sim_bench *b, FILE *f);
 
 #endif

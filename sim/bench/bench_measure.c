@@ -354,6 +354,8 @@ static int contended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr,
         rc = window(b, &f, &go, &stop, errstr, len);
     if (rc == 0)
         rc = sim_bench_slowlog_count(b, &sr->round_trips, &internal, errstr, len);
+    if (rc == 0)
+        rc = sim_bench_slowlog_messages(b, &sr->published, &sr->delivered, errstr, len);
     if (rc == 0 && (rc = sim_bench_slowlog_off(b, errstr, len)) == 0 &&
         (rc = sim_bench_commandstats(b, &after, errstr, len)) == 0 &&
         (rc = sim_resource_get(b->res, SIM_COUNTER_KEY, &sr->counter, errstr, len)) == 0)
@@ -365,6 +367,7 @@ static int contended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr,
     sr->window_ms = (double)(stop - go) / 1e6;
     sr->fig[SIM_BENCH_RTT_ACQ] = sr->acquisitions ? (double)sr->round_trips / sr->acquisitions : NAN;
     sr->fig[SIM_BENCH_CMDS_ACQ] = sr->acquisitions ? (double)sr->commands / sr->acquisitions : NAN;
+    sr->fig[SIM_BENCH_DELIVERED] = sr->published ? (double)sr->delivered / sr->published : NAN;
     return 0;
 }
 

@@ -24,7 +24,7 @@ static const char *const figure_key[SIM_BENCH_FIGURES] = {
     "limit_pairs_per_s", "uncontended_pairs_per_s", "ratio",
     "acquisitions_per_s", "round_trips_per_acquisition", "commands_per_acquisition",
     "handoff_p50_ms", "handoff_p99_ms", "wait_p50_ms", "wait_p99_ms", "wait_max_ms",
-    "releaser_rewon_share", "least_served", "most_served",
+    "releaser_rewon_share", "least_served", "most_served", "delivered_per_message",
 };
 
 /* ---- statistics -------------------------------------------------------------- */
@@ -165,6 +165,11 @@ static double med(const sim_bench *b, int stage, int f)
     return spread(b, stage, f, &m, &lo, &hi) == 0 ? m : NAN;
 }
 
+double sim_bench_median(const sim_bench *b, int stage, int f)
+{
+    return med(b, stage, f);
+}
+
 /* A command's name in capitals: "EVALSHA". */
 static const char *command_name(const sim_bench_command *c, char *buf, size_t len)
 {
@@ -291,25 +296,27 @@ long long sim_bench_lost(const sim_bench *b, int stage)
 
 static void print_contended_cost(const sim_bench *b, FILE *f)
 {
-    char c1[48], c2[48], c3[48], lost[32];
+    char c1[48], c2[48], c3[48], c4[48], lost[32];
     int s;
 
     fprintf(f, "\nContended, %d client processes, one key, %d ms. Each: lock, GET + SET of a\n"
                "counter on the resource server, unlock. round trips: requests the clients sent to\n"
                "the lock server (SLOWLOG, top-level); commands: what it ran (INFO commandstats,\n"
-               "scripts' included), both on one node for a stage of several; lost updates:\n"
-               "acquisitions the counter does not show.\n",
+               "scripts' included), both on one node for a stage of several; woken: unlock\n"
+               "messages delivered per message published (its channel's subscribers then);\n"
+               "lost updates: acquisitions the counter does not show.\n",
             SIM_BENCH_CONTENDERS, SIM_BENCH_WINDOW_MS);
-    fprintf(f, "%-22s %-15s %-16s %-15s %s\n", "stage", "acquisitions/s",
-            "round trips/acq", "commands/acq", "lost updates");
+    fprintf(f, "%-22s %-15s %-16s %-15s %-10s %s\n", "stage", "acquisitions/s",
+            "round trips/acq", "commands/acq", "woken", "lost updates");
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
         snprintf(lost, sizeof(lost), "%lld", sim_bench_lost(b, s));
-        fprintf(f, "%-22s %-15s %-16s %-15s %s\n", sim_stage_name(s),
+        fprintf(f, "%-22s %-15s %-16s %-15s %-10s %s\n", sim_stage_name(s),
                 cell(b, s, SIM_BENCH_ACQ_RATE, 'g', c1, sizeof(c1)),
                 cell(b, s, SIM_BENCH_RTT_ACQ, 'f', c2, sizeof(c2)),
-                cell(b, s, SIM_BENCH_CMDS_ACQ, 'f', c3, sizeof(c3)), lost);
+                cell(b, s, SIM_BENCH_CMDS_ACQ, 'f', c3, sizeof(c3)),
+                cell(b, s, SIM_BENCH_DELIVERED, 'f', c4, sizeof(c4)), lost);
     }
 }
 
@@ -426,6 +433,7 @@ static void print_targets(const sim_bench *b, FILE *f)
                 p50 < 1 ? "met" : "MISSED", p50);
     if (sim_bench_wanted(b, V6))
         target_wait(b, f);
+    sim_bench_queue_targets(b, f);
 }
 
 void sim_bench_print(const sim_bench *b, FILE *f)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bench.h"
 #include "util.h"
@@ -140,6 +141,87 @@ int sim_bench_slowlog_count(sim_bench *b, long long *top, long long *internal,
         *internal += origin == 1;
     }
     freeReplyObject(r);
+    return 0;
+}
+
+/* ---- unlock messages, from the log ------------------------------------------------ */
+
+#define CHANNELS_MAX 256 /* channels a window subscribes to: one per waiting thread */
+
+/* Subscribers per channel, as the log's commands change them. */
+typedef struct channels {
+    char *name[CHANNELS_MAX];
+    long long subs[CHANNELS_MAX];
+    int n;
+} channels;
+
+/* The channel's counter; NULL when the table is full. */
+static long long *subscribers(channels *t, const redisReply *name)
+{
+    int i;
+
+    for (i = 0; i < t->n; i++)
+        if (strcmp(t->name[i], name->str) == 0)
+            return &t->subs[i];
+    if (t->n == CHANNELS_MAX || (t->name[t->n] = strdup(name->str)) == NULL)
+        return NULL;
+    t->subs[t->n] = 0;
+    return &t->subs[t->n++];
+}
+
+/* One entry's effect: a SUBSCRIBE or UNSUBSCRIBE of one channel by a
+ * client, or a PUBLISH (from a script, or a client). -1: out of room. */
+static int message_step(channels *t, const redisReply *e, long long *published,
+                        long long *delivered)
+{
+    const redisReply *argv = e->element[3];
+    const char *cmd;
+    long long *subs;
+
+    if (argv->elements < 2 || argv->element[0]->type != REDIS_REPLY_STRING ||
+        argv->element[1]->type != REDIS_REPLY_STRING)
+        return 0;
+    cmd = argv->element[0]->str;
+    if (strcasecmp(cmd, "subscribe") != 0 && strcasecmp(cmd, "unsubscribe") != 0 &&
+        strcasecmp(cmd, "publish") != 0)
+        return 0;
+    if ((subs = subscribers(t, argv->element[1])) == NULL)
+        return -1;
+    if (strcasecmp(cmd, "subscribe") == 0)
+        (*subs)++;
+    else if (strcasecmp(cmd, "unsubscribe") == 0)
+        *subs -= *subs > 0;
+    else {
+        (*published)++;
+        *delivered += *subs;
+    }
+    return 0;
+}
+
+int sim_bench_slowlog_messages(sim_bench *b, long long *published, long long *delivered,
+                               char *errstr, size_t len)
+{
+    redisReply *r = slowlog_get(b, errstr, len);
+    channels t = { .n = 0 };
+    int rc = 0, i;
+    size_t k;
+
+    if (r == NULL)
+        return -1;
+    *published = *delivered = 0;
+    /* Oldest first: the log keeps the newest at the front. */
+    for (k = r->elements; k-- > 0 && rc == 0;) {
+        int origin = entry_origin(r->element[k]);
+
+        if (origin == 0 || origin == 1)
+            rc = message_step(&t, r->element[k], published, delivered);
+    }
+    for (i = 0; i < t.n; i++)
+        free(t.name[i]);
+    freeReplyObject(r);
+    if (rc != 0)
+        return sim_error(errstr, len, "more than %d pub/sub channels in one window",
+                         CHANNELS_MAX);
     return 0;
 }
 

@@ -290,6 +290,7 @@ static void judge(chk *c)
         return;
     judge_keys(c);
     sim_checker_mutual_exclusion(c);
+    sim_checker_stalls(c);
     find_refusals(c);
     find_clash(c);
     if (c->failed)
@@ -328,6 +329,7 @@ unsigned sim_check_run(const sim_run_info *run, const sim_event *ev,
     c.v = v;
     c.release_checks_owner = release_checks_owner(run);
     c.nodes = count_nodes(run, ev, n);
+    c.lease_ms = run != NULL && run->lease_ms > 0 ? run->lease_ms : SIM_STALL_LEASE_MS;
     judge(&c);
     if (c.failed) {
         /* No half verdict: only the reason stands. */
@@ -412,6 +414,7 @@ static const struct {
     { SIM_ANOM_MD, "MD" },
     { SIM_ANOM_DL, "DL" },
     { SIM_ANOM_LU, "LU" },
+    { SIM_ANOM_ST, "ST" },
     { SIM_ANOM_UNJUDGED, "?" },
 };
 #define ANOMALY_COUNT (sizeof(anomaly_names) / sizeof(anomaly_names[0]))

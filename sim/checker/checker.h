@@ -85,6 +85,17 @@
  *     crashed holding, crashed inside its acquire, never learned it held
  *     the lock (its acquire ended in an error and it never released), or
  *     its release failed; or the owner cannot be named.
+ * ST  stalled: the lock was free, a live client was waiting for it, and
+ *     nobody took it for longer than SIM_STALL_LEASES leases of the run
+ *     (its header's lease; SIM_STALL_LEASE_MS when it has none). Free
+ *     means no key on any node; waiting runs from the acquire-invoke to
+ *     its outcome, its client's crash or the run's end. No healthy stage
+ *     leaves a free lock that long: a poller tries every retry interval,
+ *     a woken waiter at once, and one that slept on a TTL tries again
+ *     when that TTL, at most a lease, runs out. A queue (v9) that wakes
+ *     only its first waiter does, when that waiter is dead: the evidence
+ *     names a client whose acquire was invoked before the stalled one's
+ *     and that crashed before the stall ended, the dead waiter ahead.
  * LU  lost updates: the stock does not show every sale. From
  *     stock-initial, stock-final and the count of stock-write events
  *     (sales): final + sold != initial means updates were lost (or the
@@ -127,7 +138,7 @@
  * nodes, only a self-deadlock (b) is judged.
  *
  * Each anomaly is kept as its own episode, in time order; the report
- * decides how many to print. The fault matrix shows ME, MD, DL and LU
+ * decides how many to print. The fault matrix shows ME, MD, DL, LU and ST
  * (SIM_ANOM_CELLS). An episode carries its kind, so another anomaly is
  * one more kind. */
 #ifndef SIM_CHECKER_H
@@ -144,8 +155,12 @@
 #define SIM_ANOM_DL 4u        /* deadlock */
 #define SIM_ANOM_LU 8u        /* lost updates (or overselling) */
 #define SIM_ANOM_UNJUDGED 16u /* no verdict: sim_verdict.why says why */
+#define SIM_ANOM_ST 32u       /* stalled: a free lock, waited for, untaken */
 #define SIM_ANOM_CELLS (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL | \
-                        SIM_ANOM_LU | SIM_ANOM_UNJUDGED)
+                        SIM_ANOM_LU | SIM_ANOM_ST | SIM_ANOM_UNJUDGED)
+
+#define SIM_STALL_LEASES 2    /* ST: a free lock waited for this many leases */
+#define SIM_STALL_LEASE_MS 300 /* the lease of a history that does not say */
 
 #define SIM_UNNAMED (-2)      /* a client the history cannot name */
 #define SIM_WHY_LEN 256       /* one line of reason */
@@ -213,14 +228,31 @@ typedef struct sim_dl_evidence {
     int64_t stuck_ns;
 } sim_dl_evidence;
 
+/* ST: a free lock that a live client waited for, and nobody took. */
+typedef struct sim_st_evidence {
+    int waiter, waiter_thread;  /* who waited */
+    size_t invoke;              /* its acquire-invoke */
+    int64_t invoke_ns;
+    int64_t from_ns, to_ns;     /* free and waited for: from the later of the
+                                 * key's end and the invoke, to the first of
+                                 * the next key, the waiter's outcome, its
+                                 * crash and the run's end */
+    int64_t bound_ns;           /* the bound it went past */
+    int taken;                  /* 1: a key ended the stall (someone took it) */
+    int dead, dead_thread;      /* a waiter ahead that crashed waiting;
+                                 * SIM_NO_CLIENT: none in the history */
+    int64_t dead_invoke_ns, dead_crash_ns;
+} sim_st_evidence;
+
 /* One anomaly. */
 typedef struct sim_episode {
-    unsigned kind;       /* SIM_ANOM_ME, SIM_ANOM_MD or SIM_ANOM_DL */
+    unsigned kind;       /* SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL or SIM_ANOM_ST */
     int64_t at_ns;       /* when it happened: the episodes' order */
     union {
         sim_me_evidence me;
         sim_md_evidence md;
         sim_dl_evidence dl;
+        sim_st_evidence st;
     };
 } sim_episode;
 
@@ -336,7 +368,7 @@ int sim_check_failpoint_fired(const sim_event *ev, size_t n, const char *name);
  * and other negative numbers "?". Returns buf. */
 const char *sim_check_client_name(int client, char *buf, size_t len);
 
-/* "ME", "MD", "DL", "LU", "?" (unjudged) for one bit; "?" otherwise. */
+/* "ME", "MD", "DL", "LU", "ST", "?" (unjudged) for one bit; "?" otherwise. */
 const char *sim_anomaly_name(unsigned anomaly);
 
 /* A set as the matrix writes it: "ME MD", "DL", "-" when empty. */

@@ -6,6 +6,7 @@
  *   checker_keys.c   the lock key's life from the observer, and who made
  *                    each key
  *   checker_rules.c  holds, and the episodes of ME, MD and DL
+ *   checker_stall.c  the episodes of ST: a free lock nobody took
  *
  * The checker turns a history into operations (Jepsen's invoke and
  * outcome pairs, one list per client thread), keys (from the observer's
@@ -96,6 +97,7 @@ typedef struct chk {
     int release_checks_owner; /* the stage's release-ok proves the key
                                * was the caller's */
     int nodes;              /* the lock's nodes: 1, or several masters */
+    long lease_ms;          /* the run's lease: ST's bound is counted in it */
     int node;               /* the node whose keys are being read */
     int failed;             /* out of memory or unjudged: stop */
     chk_thread *th;
@@ -140,5 +142,8 @@ void sim_checker_mutual_exclusion(chk *c);
 void sim_checker_foreign_deletes(chk *c);
 void sim_checker_deadlocks(chk *c);
 void sim_checker_holder(const chk *c, long hold, sim_holder *h);
+
+/* checker_stall.c */
+void sim_checker_stalls(chk *c);
 
 #endif

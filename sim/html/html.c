@@ -147,7 +147,7 @@ void sim_html_run_name(char *buf, size_t len, int stage, const char *scenario)
 
 /* The marks a cell can show, in the order the matrix writes them. */
 static const unsigned mark_bits[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL,
-                                      SIM_ANOM_LU, SIM_ANOM_UNJUDGED,
+                                      SIM_ANOM_LU, SIM_ANOM_ST, SIM_ANOM_UNJUDGED,
                                       SIM_MARK_FENCE_HELD, SIM_MARK_FENCE_FAILED };
 #define MARKS (sizeof(mark_bits) / sizeof(mark_bits[0]))
 
@@ -177,7 +177,7 @@ const char *sim_html_mark_class(const char *mark)
 
 void sim_html_mark_classes(char *buf, size_t len, unsigned set)
 {
-    static const char *const names[MARKS] = { "me", "md", "dl", "lu", "unjudged",
+    static const char *const names[MARKS] = { "me", "md", "dl", "lu", "st", "unjudged",
                                               "fence", "clash" };
     size_t used = 0;
 

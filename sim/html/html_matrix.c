@@ -69,7 +69,7 @@ static void say(FILE *f, int tip, const char *code, const char *text)
  * sentences, as the terminal's matrix lists them. */
 static void episodes(FILE *f, const sim_matrix_cell *c, int tip)
 {
-    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL };
+    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL, SIM_ANOM_ST };
     const sim_verdict *v = c->verdict;
     char s[SIM_REPORT_SENTENCE];
 

@@ -67,6 +67,7 @@ static const char style[] =
     "td.cell.none{background:#e8f5e9;color:var(--ok)}\n"
     "td.cell.lu{background:#fff3e0}\n"
     "td.cell.dl{background:#e0e0e0}\n"
+    "td.cell.st{background:#eceff1}\n"
     "td.cell.md{background:#f3e5f5}\n"
     "td.cell.me{background:#ffebee}\n"
     /* Two holders, but the resource refused the stale write: not the
@@ -84,6 +85,7 @@ static const char style[] =
     "border-radius:4px;color:#fff;font-size:.95em;letter-spacing:.03em}\n"
     ".mark.ME{background:var(--me)}.mark.MD{background:var(--md)}"
     ".mark.DL{background:var(--dl)}.mark.LU{background:var(--lu)}"
+    ".mark.st{background:#546e7a}"
     ".mark.unjudged{background:var(--grey)}.mark.fence{background:var(--fence)}"
     ".mark.clash{background:#fff;color:var(--me);"
     "box-shadow:inset 0 0 0 2px var(--fence)}\n"

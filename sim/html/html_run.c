@@ -28,7 +28,7 @@ static void marks_line(FILE *f, const sim_matrix_cell *c)
 /* The class of a line of the account: what colours its item. */
 static const char *line_class(const sim_report_line *line)
 {
-    if (line->kind & (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL | SIM_REPORT_CLASH))
+    if (line->kind & (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL | SIM_ANOM_ST | SIM_REPORT_CLASH))
         return "bad";
     if (line->kind == SIM_REPORT_REFUSAL)
         return "fence";

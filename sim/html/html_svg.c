@@ -332,6 +332,23 @@ static void me_bar(sim_svg *s, const sim_episode *e, double y)
     sim_svg_end(s);
 }
 
+/* ST: a bar over the stretch the free lock was waited for, its kind
+ * beside it. */
+static void stall_bar(sim_svg *s, const sim_episode *e, double y)
+{
+    double x = sim_svg_x(s, e->st.from_ns), w = sim_svg_x(s, e->st.to_ns) - x;
+    char brief[SIM_REPORT_SENTENCE], attrs[128];
+
+    sim_report_brief(brief, sizeof(brief), e, s->t0);
+    snprintf(attrs, sizeof(attrs), "class=\"anomaly st\" data-kind=\"ST\" data-from=\"%ld\" "
+             "data-to=\"%ld\"", sim_report_ms(e->st.from_ns, s->t0),
+             sim_report_ms(e->st.to_ns, s->t0));
+    sim_svg_group(s, attrs, "ST: %s", brief);
+    sim_svg_rect(s, x, y + 6, w > 2 ? w : 2, 6, "fill=\"#546e7a\"");
+    sim_svg_text(s, x + 4, y + 14, "mark-label", "start", "ST");
+    sim_svg_end(s);
+}
+
 /* MD and DL: a mark at the moment, its kind beside it. */
 static void episode_mark(sim_svg *s, const sim_episode *e, double y)
 {
@@ -383,6 +400,8 @@ static void anomaly_lane(sim_svg *s, int y, int rows, const int *row)
     for (size_t i = 0; i < v->n_episodes; i++) {
         if (v->episodes[i].kind == SIM_ANOM_ME)
             me_bar(s, &v->episodes[i], y + ROW_H * (1 + row[i]));
+        else if (v->episodes[i].kind == SIM_ANOM_ST)
+            stall_bar(s, &v->episodes[i], y);
         else
             episode_mark(s, &v->episodes[i], y);
     }

@@ -21,7 +21,7 @@ static const sim_scenario table[] = {
     { "baseline", "no faults: every stage keeps the lock and sells exactly the stock", 100,
       { { 'A', SIM_PLAN_LOOP, .hold = 0.01, .wait = 100, .start = AT_START, .copies = 8 } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "-", "-", "-", "-", "-" } },
+      { "-", "-", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A is killed 0.3 L into its section; B waits 4 L. A key with a
      * lease frees itself after 1 L; v1's never does. */
@@ -29,7 +29,7 @@ static const sim_scenario table[] = {
       { { 'A', SIM_PLAN_ONCE, .hold = 2, .wait = 1, .start = AT_START },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', IN_CS, 0.1) } },
       { .kind = SIM_FAULT_CRASH, .target = 'A', .when = AFTER('A', IN_CS, 0.3) },
-      { "DL", "-", "-", "-", "-", "-", "-", "-" } },
+      { "DL", "-", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A dies right after SETNX, before any lease is set (v1, v2). B
      * starts when A is gone and waits 4 L. */
@@ -38,7 +38,7 @@ static const sim_scenario table[] = {
           .failpoint = "acquire.after_setnx=crash" },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', DONE, 0.1) } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "-", "-", "-", "-", "-", "-" } },
+      { "DL", "DL", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A works 3 L under a 1 L lease. B arrives at 2.5 L and finds the
      * lock free (A's lease ran out); C waits behind B. At 3 L A releases:
@@ -49,7 +49,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.5) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU", "-" } },
 
     /* A is stopped 0.1 L into its section, for 3 L: its lease runs out,
      * v6's watchdog is frozen with it. Its section lasts 0.5 L, so a
@@ -62,7 +62,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU" } },
 
     /* A stops for 3 L between its GET and its DEL (v4 only has that
      * step). B arrives 2.5 L after A's release began and takes the
@@ -77,7 +77,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .lease = 4,
           .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "ME MD LU", "-", "-", "-", "-" } },
+      { "-", "-", "-", "ME MD LU", "-", "-", "-", "-", "-" } },
 
     /* A holds 1 L under a 2 L lease. B never took the lock and releases it
      * 0.1 L after A got in, 0.9 L before A's own release; C is already
@@ -90,7 +90,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 1.5, .wait = LONG_WAIT, .lease = 2,
           .start = AFTER('A', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-", "-" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-", "-", "-" } },
 
     /* The replica holds back its stream; A takes the lock on the primary
      * (node 0); at 0.1 L the primary dies and the replica is promoted
@@ -108,7 +108,7 @@ static const sim_scenario table[] = {
           .until = AFTER('B', IN_CS, 0.5) },
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-", "ME LU" } },
 
     /* A's thread asks again for the lock it holds, with a 0.5 L budget
      * under a 4 L lease: its own key must outlive the budget by far, or a
@@ -116,7 +116,7 @@ static const sim_scenario table[] = {
     { "reentrant", "the holder's own thread acquires the lock again", 10,
       { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .lease = 4, .start = AT_START } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL" } },
+      { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL", "-" } },
 
     /* Of several nodes, the last two are down while A takes the lock: A
      * holds a bare majority (nodes 0, 1, 2). At 0.1 L node 0 restarts
@@ -131,7 +131,23 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
         .down = 2 },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU",
+        "ME LU" } },
+    /* A holds 1 L (lease 2 L). B asks at 0.1 L and queues; C asks at
+     * 0.3 L and queues behind it; B is killed at 0.4 L, still waiting.
+     * A releases at 1 L. A stage that wakes every waiter, or whose
+     * waiters poll, hands the lock to C at once. A queue wakes only its
+     * first waiter, dead B: the lock stays free until B's place ends,
+     * its budget (3 L) after A's TTL when it queued (about 2 L), so at
+     * about 5 L: 4 L of a free lock that C waits for, twice the checker's
+     * bound (2 L). C's budget outlasts it: C gets in at last. */
+    { "crash-waiting", "a waiter dies in the queue: does the next one still get the lock?", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 1, .wait = 1, .lease = 2, .start = AT_START },
+        { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 3, .start = AFTER('A', IN_CS, 0.1) },
+        { 'C', SIM_PLAN_ONCE, .hold = 0.2, .wait = LONG_WAIT,
+          .start = AFTER('B', WAITING, 0.2) } },
+      { .kind = SIM_FAULT_CRASH, .target = 'B', .when = AFTER('B', WAITING, 0.3) },
+      { "-", "-", "-", "-", "-", "-", "-", "-", "ST" } },
 };
 
 #define SCENARIOS (sizeof(table) / sizeof(table[0]))

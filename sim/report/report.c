@@ -14,10 +14,11 @@
 #define EVIDENCE_CAP 3  /* episodes of a kind in a one-line evidence */
 #define GAP_CAP 3       /* gaps in the observer's stream told in full */
 
-/* A counter per kind of episode: ME, MD, DL. */
-static size_t *slot(size_t counts[3], unsigned kind)
+/* A counter per kind of episode: ME, MD, DL, ST. */
+static size_t *slot(size_t counts[4], unsigned kind)
 {
-    return &counts[kind == SIM_ANOM_ME ? 0 : kind == SIM_ANOM_MD ? 1 : 2];
+    return &counts[kind == SIM_ANOM_ME ? 0 : kind == SIM_ANOM_MD ? 1 :
+                   kind == SIM_ANOM_ST ? 3 : 2];
 }
 
 void sim_report_wrapped(FILE *out, const char *text, int at, int hang,
@@ -147,7 +148,7 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
 void sim_report_evidence(char *buf, size_t len, const sim_verdict *v,
                          int64_t t0_ns)
 {
-    size_t used = 0, told[3] = { 0, 0, 0 };
+    size_t used = 0, told[4] = { 0, 0, 0, 0 };
     char s[SIM_REPORT_SENTENCE];
 
     if (len == 0)

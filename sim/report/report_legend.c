@@ -26,7 +26,8 @@ static const symbol key_symbols[] = {
     { ':', "the node is down" }, { 0, NULL } };
 static const symbol mark_symbols[] = {
     { '!', "two holders" }, { '*', "a lock deleted by a non-owner" },
-    { '@', "a waiter gave up: deadlock" }, { 0, NULL } };
+    { '@', "a waiter gave up: deadlock" },
+    { '-', "a free lock a live waiter waited for: stalled" }, { 0, NULL } };
 
 /* Items side by side, wrapped under the first; "" ends them. *left is
  * the lane label column's text: "legend" on the legend's first line. */

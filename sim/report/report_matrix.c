@@ -166,14 +166,15 @@ static void evidence_line(FILE *out, const char *label, const char *code,
  * more of each kind; label is cleared once printed. */
 static void matrix_episodes(FILE *out, const sim_matrix_cell *c, char *label)
 {
-    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL };
+    static const unsigned kinds[] = { SIM_ANOM_ME, SIM_ANOM_MD, SIM_ANOM_DL, SIM_ANOM_ST };
     const sim_verdict *v = c->verdict;
     char text[SIM_REPORT_SENTENCE];
-    size_t told[3] = { 0, 0, 0 };
+    size_t told[4] = { 0, 0, 0, 0 };
 
     for (size_t i = 0; i < v->n_episodes; i++) {
         const sim_episode *e = &v->episodes[i];
-        size_t k = e->kind == SIM_ANOM_ME ? 0 : e->kind == SIM_ANOM_MD ? 1 : 2;
+        size_t k = e->kind == SIM_ANOM_ME ? 0 : e->kind == SIM_ANOM_MD ? 1 :
+                   e->kind == SIM_ANOM_ST ? 3 : 2;
 
         if (told[k]++ >= MATRIX_CAP)
             continue;
@@ -253,6 +254,7 @@ static const struct {
     { "MD", "lock deleted by a non-owner" },
     { "DL", "deadlock" },
     { "LU", "lost updates: sales the stock does not show" },
+    { "ST", "stalled: the lock stayed free while a live client waited" },
     { "-", "none" },
     { "F", "the fence held: the resource refused a stale write" },
     { "T", "the fence failed: two holders used one token" },

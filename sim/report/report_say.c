@@ -80,6 +80,7 @@ static const struct {
     { SIM_ANOM_ME, "mutual exclusion lost", "overlaps" },
     { SIM_ANOM_MD, "lock deleted by a non-owner", "foreign deletes" },
     { SIM_ANOM_DL, "deadlock", "deadlocks" },
+    { SIM_ANOM_ST, "stalled", "stalls" },
 };
 
 const char *sim_report_heading(unsigned kind)
@@ -248,6 +249,37 @@ static void dl_say(char *buf, size_t len, const sim_dl_evidence *dl,
              sim_report_ms(dl->busy_ns, t0), whose, why);
 }
 
+/* ", behind B, who asked at 35 ms and was killed waiting at 121 ms": the
+ * dead waiter ahead, when the history shows one. */
+static void dead_ahead(char *buf, size_t len, const sim_st_evidence *st,
+                       int64_t t0)
+{
+    char d[SIM_REPORT_NAME];
+
+    buf[0] = '\0';
+    if (st->dead == SIM_NO_CLIENT)
+        return;
+    sim_report_put(buf, len, ", behind %s, who asked at %ld ms and was killed "
+             "waiting at %ld ms", sim_report_who(d, sizeof(d), st->dead,
+             st->dead_thread), sim_report_ms(st->dead_invoke_ns, t0),
+             sim_report_ms(st->dead_crash_ns, t0));
+}
+
+static void st_say(char *buf, size_t len, const sim_st_evidence *st,
+                   int64_t t0)
+{
+    char w[SIM_REPORT_NAME], ahead[PART];
+
+    dead_ahead(ahead, sizeof(ahead), st, t0);
+    sim_report_put(buf, len, "the lock was free from %ld ms to %ld ms while "
+             "client %s waited for it%s: %ld ms, longer than the %ld ms "
+             "bound, and %s: stalled", sim_report_ms(st->from_ns, t0),
+             sim_report_ms(st->to_ns, t0), sim_report_who(w, sizeof(w),
+             st->waiter, st->waiter_thread), ahead,
+             sim_report_ms(st->to_ns, st->from_ns), sim_report_ms(st->bound_ns, 0),
+             st->taken ? "only then was it taken" : "nobody took it");
+}
+
 void sim_report_say(char *buf, size_t len, const sim_episode *e,
                     const sim_event *ev, int64_t t0_ns)
 {
@@ -255,6 +287,8 @@ void sim_report_say(char *buf, size_t len, const sim_episode *e,
         me_say(buf, len, &e->me, ev, t0_ns);
     else if (e->kind == SIM_ANOM_MD)
         md_say(buf, len, &e->md, ev, t0_ns);
+    else if (e->kind == SIM_ANOM_ST)
+        st_say(buf, len, &e->st, t0_ns);
     else
         dl_say(buf, len, &e->dl, t0_ns);
 }
@@ -324,6 +358,21 @@ static void dl_brief(char *buf, size_t len, const sim_dl_evidence *dl,
                  : "", o, why[dl->stuck]);
 }
 
+/* "C waited on a free lock 1170 ms from 310 ms, behind dead B". */
+static void st_brief(char *buf, size_t len, const sim_st_evidence *st,
+                     int64_t t0)
+{
+    char w[SIM_REPORT_NAME], d[SIM_REPORT_NAME], ahead[PART] = "";
+
+    if (st->dead != SIM_NO_CLIENT)
+        sim_report_put(ahead, sizeof(ahead), ", behind dead %s",
+                 sim_report_who(d, sizeof(d), st->dead, st->dead_thread));
+    sim_report_put(buf, len, "%s waited on a free lock %ld ms from %ld ms%s",
+             sim_report_who(w, sizeof(w), st->waiter, st->waiter_thread),
+             sim_report_ms(st->to_ns, st->from_ns),
+             sim_report_ms(st->from_ns, t0), ahead);
+}
+
 void sim_report_brief(char *buf, size_t len, const sim_episode *e,
                       int64_t t0_ns)
 {
@@ -331,6 +380,8 @@ void sim_report_brief(char *buf, size_t len, const sim_episode *e,
         me_brief(buf, len, &e->me, t0_ns);
     else if (e->kind == SIM_ANOM_MD)
         md_brief(buf, len, &e->md, t0_ns);
+    else if (e->kind == SIM_ANOM_ST)
+        st_brief(buf, len, &e->st, t0_ns);
     else
         dl_brief(buf, len, &e->dl, t0_ns);
 }

@@ -30,6 +30,7 @@ static const struct {
     { SIM_ANOM_ME, NULL, NULL },
     { SIM_ANOM_MD, NULL, NULL },
     { SIM_ANOM_DL, NULL, NULL },
+    { SIM_ANOM_ST, NULL, NULL },
     { SIM_REPORT_RELEASE, "release", "release results" },
     { SIM_REPORT_REFUSAL, "the fence held", "refused writes" },
     { SIM_REPORT_CLASH, "the fence failed", "shared tokens" },
@@ -297,9 +298,9 @@ static void tell(story *st, unsigned kind, int64_t at, sim_report_line *line)
     line->kind = kind;
     line->more = 0;
     line->at_ns = at;
-    /* The DL sentence ends with its own word "deadlock". */
-    line->heading = kind == SIM_ANOM_DL ? "" : kind == SIM_REPORT_NODES &&
-                    st->v->nodes < 2 ? "server" : heading(kind);
+    /* The DL and ST sentences end with their own words. */
+    line->heading = kind == SIM_ANOM_DL || kind == SIM_ANOM_ST ? "" :
+                    kind == SIM_REPORT_NODES && st->v->nodes < 2 ? "server" : heading(kind);
     st->fn(line, st->arg);
     st->told++;
 }

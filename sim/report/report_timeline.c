@@ -278,7 +278,7 @@ static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
 }
 
 /* ! every moment two or more held the lock, * each foreign delete, @ each
- * give-up in a deadlock. */
+ * give-up in a deadlock, = each moment a free lock stalled a waiter. */
 static int draw_marks(timeline *tl, const sim_verdict *v)
 {
     memset(tl->marks, ' ', (size_t)tl->width);
@@ -293,8 +293,11 @@ static int draw_marks(timeline *tl, const sim_verdict *v)
             tl->marks[col(tl, e->md.at_ns)] = '*';
         if (e->kind == SIM_ANOM_DL)
             tl->marks[col(tl, e->dl.busy_ns)] = '@';
+        if (e->kind == SIM_ANOM_ST)
+            for (int c = col(tl, e->st.from_ns); c <= col(tl, e->st.to_ns); c++)
+                tl->marks[c] = '-';
     }
-    return (v->anomalies & (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL)) != 0;
+    return (v->anomalies & (SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_DL | SIM_ANOM_ST)) != 0;
 }
 
 /* ---- printing ---------------------------------------------------------------- */

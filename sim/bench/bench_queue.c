@@ -1,0 +1,123 @@
+/* bench_queue: the targets of a stage that queues its waiters (v9), the
+ * figures that show v6's herd gone, on the medians of the runs. See
+ * bench.h. */
+#include <math.h>
+#include <stdio.h>
+
+#include "bench.h"
+
+#define V6 6                /* the herd: every waiter wakes on each unlock */
+#define MAX_ROUND_TRIPS 4.0 /* try, subscribe, try, and the try it was woken for */
+#define MAX_REWON 0.01      /* the releaser queues behind everyone else */
+#define MIN_SERVED 0.9      /* the least served client against the most */
+
+static int is_queue(int s)
+{
+    const sim_stage *st = sim_stage_get(s);
+
+    return st != NULL && (st->caps & SIM_CAP_QUEUE) != 0;
+}
+
+/* The stages that poll: no unlock message wakes their waiters. */
+static int is_polling(int s)
+{
+    const sim_stage *st = sim_stage_get(s);
+
+    return st != NULL && (st->caps & SIM_CAP_PUBSUB) == 0;
+}
+
+static const char *verdict(int met)
+{
+    return met ? "met" : "MISSED";
+}
+
+/* The highest (most = 1) or lowest median of a figure among the polling
+ * stages measured; *at gets the stage, 0 when none. */
+static double polling_best(const sim_bench *b, int f, int most, int *at)
+{
+    double best = NAN;
+    int s;
+
+    *at = 0;
+    for (s = 1; s <= SIM_STAGES; s++) {
+        double x = sim_bench_median(b, s, f);
+
+        if (!is_polling(s) || !sim_bench_wanted(b, s) || isnan(x))
+            continue;
+        if (isnan(best) || (most ? x > best : x < best)) {
+            best = x;
+            *at = s;
+        }
+    }
+    return best;
+}
+
+/* The herd's cost, and the queue's, per acquisition and per message. */
+static void target_herd(const sim_bench *b, int q, FILE *f)
+{
+    double rt = sim_bench_median(b, q, SIM_BENCH_RTT_ACQ);
+    double woken = sim_bench_median(b, q, SIM_BENCH_DELIVERED);
+
+    fprintf(f, "  %s round trips/acq <= %.0f: %s (%.2f; v6 %.2f, %.1f commands against %.1f)\n",
+            sim_stage_name(q), MAX_ROUND_TRIPS, verdict(rt <= MAX_ROUND_TRIPS), rt,
+            sim_bench_median(b, V6, SIM_BENCH_RTT_ACQ),
+            sim_bench_median(b, q, SIM_BENCH_CMDS_ACQ),
+            sim_bench_median(b, V6, SIM_BENCH_CMDS_ACQ));
+    fprintf(f, "  %s woken per unlock message <= 1: %s (%.2f; v6 %.2f)\n", sim_stage_name(q),
+            verdict(woken <= 1.0), woken, sim_bench_median(b, V6, SIM_BENCH_DELIVERED));
+}
+
+/* Throughput and fairness: no polling stage hands the lock on faster,
+ * the releaser waits its turn, every client is served alike. */
+static void target_share(const sim_bench *b, int q, FILE *f)
+{
+    double rate = sim_bench_median(b, q, SIM_BENCH_ACQ_RATE);
+    double rewon = sim_bench_median(b, q, SIM_BENCH_REWON);
+    double least = sim_bench_median(b, q, SIM_BENCH_LEAST);
+    double most = sim_bench_median(b, q, SIM_BENCH_MOST);
+    int at;
+    double best = polling_best(b, SIM_BENCH_ACQ_RATE, 1, &at);
+
+    if (at > 0)
+        fprintf(f, "  %s acquisitions/s >= the best polling stage's (%s, %.0f): %s (%.0f)\n",
+                sim_stage_name(q), sim_stage_name(at), best, verdict(rate >= best), rate);
+    fprintf(f, "  %s releaser re-won < %.0f%%: %s (%.2f%%)\n", sim_stage_name(q),
+            MAX_REWON * 100, verdict(rewon < MAX_REWON), rewon * 100);
+    fprintf(f, "  %s least served >= %.0f%% of the most: %s (%.0f against %.0f)\n",
+            sim_stage_name(q), MIN_SERVED * 100, verdict(least >= MIN_SERVED * most), least,
+            most);
+}
+
+/* The wait tail, p99 and max, below v6's and every polling stage's. */
+static void target_tail(const sim_bench *b, int q, FILE *f, int fig, const char *name)
+{
+    double mine = sim_bench_median(b, q, fig), other;
+    int s, worst = 0;
+
+    for (s = 1; s <= SIM_STAGES; s++) {
+        if (s == q || !sim_bench_wanted(b, s) || !(is_polling(s) || s == V6))
+            continue;
+        other = sim_bench_median(b, s, fig);
+        if (!isnan(other) && other <= mine && worst == 0)
+            worst = s;
+    }
+    fprintf(f, "  %s %s below v6's and every polling stage's: %s (%.1f ms", sim_stage_name(q),
+            name, verdict(worst == 0 && !isnan(mine)), mine);
+    if (worst > 0)
+        fprintf(f, "; %s %.1f ms", sim_stage_name(worst), sim_bench_median(b, worst, fig));
+    fprintf(f, ")\n");
+}
+
+void sim_bench_queue_targets(const sim_bench *b, FILE *f)
+{
+    int q;
+
+    for (q = 1; q <= SIM_STAGES; q++) {
+        if (!is_queue(q) || !sim_bench_wanted(b, q))
+            continue;
+        target_herd(b, q, f);
+        target_share(b, q, f);
+        target_tail(b, q, f, SIM_BENCH_WAIT_P99, "wait p99");
+        target_tail(b, q, f, SIM_BENCH_WAIT_MAX, "wait max");
+    }
+}
