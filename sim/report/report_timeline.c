@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lanes.h"
 #include "report_timeline.h"
 
 /* Lane states, weakest first. A column shows the strongest state of any
@@ -59,17 +60,16 @@ static void paint(const timeline *tl, char *row, int64_t from, int64_t to,
  * over the lane's states, drawn after them. */
 static void mark(timeline *tl, int c, int64_t t, char ch, int min_col)
 {
-    lane_state *s = &tl->st[c];
-    int at = col(tl, t);
+    int at = col(tl, t), *next = &tl->next_mark[c];
 
-    if (at < s->next_mark || at < min_col) {
-        at = s->next_mark > min_col ? s->next_mark : min_col;
+    if (at < *next || at < min_col) {
+        at = *next > min_col ? *next : min_col;
         tl->pushed = 1;
     }
     if (at >= tl->width)
         at = tl->width - 1;
     over(tl, c)[at] = ch;
-    s->next_mark = at + 1;
+    *next = at + 1;
 }
 
 /* ---- scale -------------------------------------------------------------------- */
@@ -108,101 +108,61 @@ static void choose_scale(timeline *tl, int64_t span, long lease_ms)
 
 /* ---- client lanes --------------------------------------------------------- */
 
-static char client_symbol(const lane_state *s)
+/* A stretch's symbol, strongest last: " .=~#|" (lanes.h's kinds). */
+static char stretch_symbol(int kind)
 {
-    if (s->dead)
-        return ' ';
-    if (s->paused)
-        return '|';
-    return s->cs > 0 ? '#' : s->releasing > 0 ? '~' : s->depth > 0 ? '='
-           : s->acquiring > 0 ? '.' : ' ';
-}
-
-static void lane_event(lane_state *s, int type)
-{
-    switch (type) {
-    case SIM_EV_ACQUIRE_INVOKE: s->acquiring++; break;
-    case SIM_EV_ACQUIRE_OK: s->acquiring--; s->depth++; break;
-    case SIM_EV_ACQUIRE_BUSY:
-    case SIM_EV_ACQUIRE_ERROR: s->acquiring--; break;
-    case SIM_EV_CS_ENTER: s->cs++; break;
-    case SIM_EV_CS_EXIT: s->cs--; break;
-    case SIM_EV_RELEASE_INVOKE:
-        s->releasing++;
-        if (s->depth > 0)
-            s->depth--;
-        break;
-    case SIM_EV_RELEASE_OK:
-    case SIM_EV_RELEASE_NOT_OWNER:
-    case SIM_EV_RELEASE_ERROR: s->releasing--; break;
-    case SIM_EV_PAUSE_BEGIN: s->paused = 1; break;
-    case SIM_EV_PAUSE_END: s->paused = 0; break;
-    default: break;
+    switch (kind) {
+    case SIM_LANE_WAIT: return '.';
+    case SIM_LANE_HOLD: return '=';
+    case SIM_LANE_RELEASE: return '~';
+    case SIM_LANE_CS: return '#';
+    case SIM_LANE_PAUSE: return '|';
+    default: return ' ';
     }
 }
 
-/* The marks an event leaves in its lane: a crash; a release that found
+/* The marks a moment leaves in its lane: a crash; a release that found
  * the lock lost; an operation whose outcome is unknown; and, where a
  * pause ends, what the client woke into (inside, holding, releasing),
  * at least a column after the pause began so that both show. */
-static void client_lane_event(timeline *tl, const sim_event *e)
+static void moment_mark(timeline *tl, const sim_stretch *s)
 {
-    lane_state *s = &tl->st[e->client];
-
-    if (s->dead)
-        return;
-    lane_event(s, e->type);
-    switch (e->type) {
-    case SIM_EV_CRASH:
-        s->dead = 1;
-        mark(tl, e->client, e->t_ns, '%', 0);
-        break;
-    case SIM_EV_RELEASE_NOT_OWNER:
-        mark(tl, e->client, e->t_ns, '0', 0);
-        break;
-    case SIM_EV_ACQUIRE_ERROR:
-    case SIM_EV_RELEASE_ERROR:
-        mark(tl, e->client, e->t_ns, '/', 0);
-        break;
-    case SIM_EV_PAUSE_BEGIN:
-        s->pause_col = col(tl, e->t_ns);
-        break;
-    case SIM_EV_PAUSE_END:
-        if (client_symbol(s) != ' ')
-            mark(tl, e->client, e->t_ns, client_symbol(s), s->pause_col + 1);
-        break;
-    default:
-        break;
-    }
+    if (s->kind == SIM_LANE_KILLED)
+        mark(tl, s->client, s->to, '%', 0);
+    else if (s->kind == SIM_LANE_RELEASE && s->ended == SIM_EV_RELEASE_NOT_OWNER)
+        mark(tl, s->client, s->to, '0', 0);
+    else if (s->kind == SIM_LANE_ERROR ||
+             (s->kind == SIM_LANE_RELEASE && s->ended == SIM_EV_RELEASE_ERROR))
+        mark(tl, s->client, s->to, '/', 0);
+    else if (s->kind == SIM_LANE_WOKE && s->wrote >= 0)
+        mark(tl, s->client, s->to, stretch_symbol((int)s->wrote), col(tl, s->read) + 1);
 }
 
-/* Each lane is painted a stretch at a time: from its last change to the
- * next, in the symbol it showed meanwhile; then the event's marks. */
-static void draw_clients(timeline *tl, const sim_event *ev, size_t n)
+/* Each lane's stretches, painted (a column shows the strongest of its
+ * moments), then its moments' marks over them, in the order they came:
+ * the stretches the run page draws too (lanes.h). */
+static void draw_clients(timeline *tl, const sim_event *ev, size_t n, const sim_verdict *v)
 {
-    for (int c = 0; c < tl->lanes; c++)
-        tl->since[c] = tl->t0;
-    for (size_t i = 0; i < n; i++) {
-        int c = ev[i].client;
-        char ch;
+    sim_lanes l;
 
-        if (c < 0 || c >= tl->lanes)
-            continue;
-        if ((ch = client_symbol(&tl->st[c])) != ' ')
-            paint(tl, lane(tl, c), tl->since[c], ev[i].t_ns, ch);
-        tl->since[c] = ev[i].t_ns;
-        client_lane_event(tl, &ev[i]);
+    if (sim_lanes_read(&l, ev, n, tl->lanes, tl->end, v) != 0)
+        return;
+    for (size_t i = 0; i < l.n; i++) {
+        const sim_stretch *s = &l.st[i];
+
+        if (stretch_symbol(s->kind) != ' ')
+            paint(tl, lane(tl, s->client), s->from, s->to, stretch_symbol(s->kind));
+        moment_mark(tl, s);
     }
     for (int c = 0; c < tl->lanes; c++) {
         const char *marks = over(tl, c);
-        char ch = client_symbol(&tl->st[c]), *row = lane(tl, c);
+        char *row = lane(tl, c);
 
-        if (ch != ' ')
-            paint(tl, row, tl->since[c], tl->end, ch);
         for (int k = 0; k < tl->width; k++)
             if (marks[k] != ' ')
                 row[k] = marks[k];
     }
+    sim_lanes_free(&l);
 }
 
 /* ---- the key and the anomalies ----------------------------------------------- */
@@ -398,9 +358,8 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->nodes = nodes > 1 && nodes <= SIM_HISTORY_NODES_MAX ? nodes : 1;
     rows = 2 * (size_t)tl->lanes + (size_t)tl->nodes + 1;
     tl->cells = malloc(rows * (size_t)(tl->width + 1));
-    tl->st = calloc((size_t)tl->lanes + 1, sizeof(*tl->st));
-    tl->since = calloc((size_t)tl->lanes + 1, sizeof(*tl->since));
-    if (tl->cells == NULL || tl->st == NULL || tl->since == NULL)
+    tl->next_mark = calloc((size_t)tl->lanes + 1, sizeof(*tl->next_mark));
+    if (tl->cells == NULL || tl->next_mark == NULL)
         return -1;
     memset(tl->cells, ' ', rows * (size_t)(tl->width + 1));
     tl->key = lane(tl, tl->lanes);
@@ -423,15 +382,14 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
                       (v != NULL ? v : &own)->nodes) != 0) {
         fprintf(out, "  (no timeline: out of memory)\n");
     } else {
-        draw_clients(&tl, ev, n);
+        draw_clients(&tl, ev, n, v != NULL ? v : &own);
         draw_key(&tl, v != NULL ? v : &own, ev, n);
         marks = v != NULL && draw_marks(&tl, v);
         draw_rows(out, &tl, marks);
         sim_report_legend(out, &tl, marks);
     }
     free(tl.cells);
-    free(tl.st);
-    free(tl.since);
+    free(tl.next_mark);
     if (v == NULL)
         sim_verdict_free(&own);
 }

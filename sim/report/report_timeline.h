@@ -17,18 +17,6 @@
 #define MAX_LANES 52                    /* A..AZ: more would not fit a page */
 #define SLACK 8                         /* columns for marks pushed past the end */
 
-/* A client's threads, summed: the lane shows the strongest. */
-typedef struct lane_state {
-    int acquiring;  /* acquires between invoke and outcome */
-    int depth;      /* holds open */
-    int cs;         /* inside the critical section */
-    int releasing;  /* releases between invoke and outcome */
-    int paused;
-    int dead;
-    int pause_col;  /* the column its pause began in */
-    int next_mark;  /* the first column a mark of this lane may take */
-} lane_state;
-
 typedef struct timeline {
     int64_t t0;       /* column 0 starts here */
     int64_t per_col;  /* ns of run per column */
@@ -42,8 +30,7 @@ typedef struct timeline {
     int nodes;        /* key lanes: one per node of the lock */
     char *cells;      /* rows of width + 1: the lanes, the keys, the marks,
                        * then each lane's marks of one moment */
-    lane_state *st;
-    int64_t *since;   /* when each lane last changed */
+    int *next_mark;   /* per lane: the first column a mark of it may take */
     char *key;        /* node k's lane: key + k * (width + 1) */
     char *marks;
     int pushed;       /* a mark took a later column than its moment's */
