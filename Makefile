@@ -75,7 +75,7 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_queue
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/test_report.c tests/test_verdicts.c \
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \
-                   tests/test_html.c tests/row_claims.c tests/test_row_stories.c \
+                   tests/test_html.c tests/pages.c tests/row_claims.c tests/test_row_stories.c \
                    tests/test_matrix_page.c \
                    tests/run_sim.c)
 

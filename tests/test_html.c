@@ -6,41 +6,17 @@
  * one). */
 #define _GNU_SOURCE
 #include <check.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "html.h"
+#include "pages.h"
 #include "scenarios.h"
 #include "stage.h"
 #include "story.h"
-
-static char tmp[] = "/tmp/lockstep-html.XXXXXX";
-static char *text;       /* the last file read */
-
-static void make_tmp(void)
-{
-    strcpy(tmp, "/tmp/lockstep-html.XXXXXX");
-    ck_assert_msg(mkdtemp(tmp) != NULL, "cannot make a temp folder");
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void remove_tmp(void)
-{
-    nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-    free(text);
-    text = NULL;
-}
 
 static void put(const char *dir, const char *name, const char *content)
 {
@@ -51,40 +27,6 @@ static void put(const char *dir, const char *name, const char *content)
     ck_assert_msg((f = fopen(path, "w")) != NULL, "cannot write %s", path);
     fputs(content, f);
     fclose(f);
-}
-
-static void read_back(const char *fmt, const char *name)
-{
-    char path[512];
-    FILE *f;
-    size_t len = 0;
-
-    snprintf(path, sizeof(path), fmt, tmp, name);
-    free(text);
-    text = NULL;
-    ck_assert_msg((f = fopen(path, "r")) != NULL, "%s was not written", path);
-    ck_assert(getdelim(&text, &len, '\0', f) > 0);
-    fclose(f);
-}
-
-static void has(const char *want)
-{
-    ck_assert_msg(strstr(text, want) != NULL, "the page lacks \"%s\"", want);
-}
-
-static void lacks(const char *unwanted)
-{
-    ck_assert_msg(strstr(text, unwanted) == NULL, "the page has \"%s\"; expected "
-                  "it escaped or gone", unwanted);
-}
-
-static size_t count(const char *what)
-{
-    size_t n = 0;
-
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p++)
-        n++;
-    return n;
 }
 
 /* v3's slow holder: B takes the expired lock, A's late DEL deletes it,
@@ -143,7 +85,7 @@ START_TEST(test_html_run_page_draws_the_history)
                           &info, s.ev, s.n };
     ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
                   "the run's page was not written: %s", why);
-    read_back("%s/%s", "v3-slow-holder.html");
+    read_back("v3-slow-holder.html");
     ck_assert_msg(count("<g class=\"lane client\"") == 3 && strstr(text, "data-clients=\"3\""),
                   "the timeline draws %zu client lanes; the run has 3",
                   count("<g class=\"lane client\""));
@@ -193,7 +135,7 @@ START_TEST(test_html_run_page_tells_a_clients_own_lease)
                           &info, s.ev, s.n };
     ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
                   "the run's page was not written: %s", why);
-    read_back("%s/%s", "v8-failover.html");
+    read_back("v8-failover.html");
     has("class=\"small own-lease\" text-anchor=\"start\">lease 3600 ms</text>");
     ck_assert_msg(count("own-lease") == 1, "%zu lanes tell an own lease; only A has one",
                   count("own-lease"));
@@ -227,7 +169,7 @@ START_TEST(test_html_every_fault_mark_has_a_label)
                           &info, s.ev, s.n };
     ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
                   "the run's page was not written: %s", why);
-    read_back("%s/%s", "v3-failover.html");
+    read_back("v3-failover.html");
     for (const char *p = text; (p = strstr(p, "<g class=\"fault\"")) != NULL; p++) {
         const char *end = strstr(p, "</g>"), *label = strstr(p, "<text");
 
@@ -265,7 +207,7 @@ START_TEST(test_html_node_lanes_draw_down_time)
                           &info, s.ev, s.n };
     ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
                   "the run's page was not written: %s", why);
-    read_back("%s/%s", "v8-restart.html");
+    read_back("v8-restart.html");
     ck_assert_msg(count("<g class=\"down\">") == 2, "%zu down times drawn; the "
                   "history has 2", count("<g class=\"down\">"));
     has("node 2&#39;s server was down: 10 to 200 ms");
@@ -343,7 +285,7 @@ START_TEST(test_html_stage_pages_render_markdown_and_diff)
     snprintf(src, sizeof(src), "%s/src", tmp);
     ck_assert_msg(sim_html_site(site, src, &about, &run, 1, why, sizeof(why)) == 0,
                   "the site was not written: %s", why);
-    read_back("%s/site/stages/%s.html", "v2-expire");
+    read_back("site/stages/v2-expire.html");
     has("<h1 id=\"v2-expire-a-crafted-stage\">v2-expire: a crafted stage</h1>");
     has("<em>one</em>");
     has("<li>one item\ncontinued here</li>");
@@ -360,9 +302,9 @@ START_TEST(test_html_stage_pages_render_markdown_and_diff)
     has("int b<span class=\"chg\">1</span>;");
     has("int b<span class=\"chg\">2</span>;");
     lacks("v2-expire/lock.h");
-    read_back("%s/site/stages/%s.html", "v1-setnx");
+    read_back("site/stages/v1-setnx.html");
     has("built on no other");
-    read_back("%s/site/%s", "index.html");
+    read_back("site/index.html");
     has("A story with\n  <code>code</code> in it.");
     lacks("Not this one");
     has("redis-server v=&lt;7&gt;");
@@ -397,7 +339,7 @@ START_TEST(test_html_readme_tells_every_row)
     snprintf(site, sizeof(site), "%s/site", tmp);
     ck_assert_msg(sim_html_site(site, SRCDIR, &about, runs, n, why, sizeof(why)) == 0,
                   "the site was not written: %s", why);
-    read_back("%s/site/%s", "index.html");
+    read_back("site/index.html");
     for (size_t i = 0; i < n; i++) {
         snprintf(row, sizeof(row), "id=\"row-%s\"", sim_scenario_at(i)->name);
         has(row);
@@ -406,9 +348,9 @@ START_TEST(test_html_readme_tells_every_row)
                   "no story of a row: %.160s", strstr(text, "no-story"));
     /* The stages' diffs are make diff's: v4's SET with its token whole,
      * v6's in the parts make diff cuts it into, each a slice of its own. */
-    read_back("%s/site/stages/%s.html", "v4-owner-check");
+    read_back("site/stages/v4-owner-check.html");
     has("token</span>, l-&gt;cfg.lease_ms);</td>");
-    read_back("%s/site/stages/%s.html", "v6-reentrant-watchdog");
+    read_back("site/stages/v6-reentrant-watchdog.html");
     has("Part 1 of 4: hold counts in a hash");
     has("Part 2 of 4: the watchdog");
     has("Part 3 of 4: no polling");

@@ -6,78 +6,27 @@
  * renders the real site, and prints it). */
 #define _GNU_SOURCE
 #include <check.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "html_internal.h"
+#include "pages.h"
 #include "stage.h"
 #include "story.h"
 
-static char tmp[] = "/tmp/lockstep-matrix.XXXXXX";
-static char *text;             /* the last file read */
 static story kept[2];          /* two runs' histories, kept past begin() */
 static sim_verdict judged[2];  /* and their verdicts */
 static sim_run_info info[2];
 static sim_html_run runs[2];
 
-static void make_tmp(void)
+/* The scratch folder, and the verdicts the tests kept. */
+static void remove_all(void)
 {
-    strcpy(tmp, "/tmp/lockstep-matrix.XXXXXX");
-    ck_assert_msg(mkdtemp(tmp) != NULL, "cannot make a temp folder");
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void remove_tmp(void)
-{
-    nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-    free(text);
-    text = NULL;
+    remove_tmp();
     for (size_t i = 0; i < 2; i++)
         sim_verdict_free(&judged[i]);
-}
-
-static void read_back(const char *name)
-{
-    char path[512];
-    FILE *f;
-    size_t len = 0;
-
-    snprintf(path, sizeof(path), "%s/%s", tmp, name);
-    free(text);
-    text = NULL;
-    ck_assert_msg((f = fopen(path, "r")) != NULL, "%s was not written", path);
-    ck_assert(getdelim(&text, &len, '\0', f) > 0);
-    fclose(f);
-}
-
-static void has(const char *want)
-{
-    ck_assert_msg(strstr(text, want) != NULL, "the page lacks \"%s\"", want);
-}
-
-static void lacks(const char *unwanted)
-{
-    ck_assert_msg(strstr(text, unwanted) == NULL, "the page has \"%s\"", unwanted);
-}
-
-static size_t count(const char *what)
-{
-    size_t n = 0;
-
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p++)
-        n++;
-    return n;
 }
 
 /* v7's two fenced runs: gc-pause, where the fence held (ME, a write
@@ -245,7 +194,7 @@ Suite *matrix_page_suite(void)
     Suite *suite = suite_create("matrix page");
     TCase *pages = tcase_create("pages");
 
-    tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
+    tcase_add_checked_fixture(pages, make_tmp, remove_all);
     tcase_add_test(pages, test_matrix_page_every_badge_has_a_style);
     tcase_add_test(pages, test_matrix_page_fence_held_is_not_a_failure);
     tcase_add_test(pages, test_matrix_page_run_pages_tell_the_fence_apart);
