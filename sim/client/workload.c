@@ -2,7 +2,6 @@
  * history. See workload.h. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +14,6 @@
 
 #define SYNC_TIMEOUT_MS 1000 /* an observer slower than this is not waited for */
 #define MAIN_THREAD 0        /* the workload runs on the client's main thread */
-
-static int fail(sim_workload *w, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(w->errstr, sizeof(w->errstr), fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static void record(sim_workload *w, sim_event_type type, long long value,
                    const char *detail)
@@ -255,10 +244,10 @@ static int bench_pair(sim_workload *w)
     int rc;
 
     if ((rc = dlock_acquire(w->lock)) != DLOCK_OK)
-        return fail(w, "uncontended acquire: %s",
+        return sim_error(w->errstr, sizeof(w->errstr), "uncontended acquire: %s",
                     rc == DLOCK_BUSY ? "BUSY" : dlock_errstr(w->lock));
     if ((rc = dlock_release(w->lock)) != DLOCK_OK)
-        return fail(w, "uncontended release: %s",
+        return sim_error(w->errstr, sizeof(w->errstr), "uncontended release: %s",
                     rc == DLOCK_NOT_OWNER ? "NOT_OWNER" : dlock_errstr(w->lock));
     return 0;
 }

@@ -8,7 +8,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,19 +137,6 @@ typedef struct reader {
     char why[256];     /* what was wrong, when a call returned -1 */
 } reader;
 
-static int fail(reader *rd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int fail(reader *rd, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(rd->why, sizeof(rd->why), fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -229,7 +215,7 @@ static int index_fields(reader *rd, const cJSON *o, fields *f)
     if (dup == NULL && unknown > 1)
         dup = duplicate_key(o);
     if (dup != NULL)
-        return fail(rd, "the key \"%.40s\" appears twice", dup);
+        return sim_error(rd->why, sizeof(rd->why), "the key \"%.40s\" appears twice", dup);
     return 0;
 }
 
@@ -257,12 +243,12 @@ static int get_int(reader *rd, const fields *f, int field, int required,
     double d;
 
     if (item == NULL)
-        return required ? fail(rd, "an event needs \"t_ns\", \"client\" "
+        return required ? sim_error(rd->why, sizeof(rd->why), "an event needs \"t_ns\", \"client\" "
                                "and \"type\"; this one has no \"%s\"", key) : 1;
     d = item->valuedouble;
     if (!cJSON_IsNumber(item) || !isfinite(d) || d != floor(d) ||
         fabs(d) >= EXACT_LIMIT || d < lo || d > hi)
-        return fail(rd, "\"%s\" needs an integer from %.0f to %.0f", key,
+        return sim_error(rd->why, sizeof(rd->why), "\"%s\" needs an integer from %.0f to %.0f", key,
                     lo, hi);
     *out = (int64_t)d;
     return 0;
@@ -293,9 +279,9 @@ static int get_string(reader *rd, const fields *f, int field, int cut,
     if (item == NULL)
         return 0;
     if (!cJSON_IsString(item))
-        return fail(rd, "\"%s\" must be a string", key);
+        return sim_error(rd->why, sizeof(rd->why), "\"%s\" must be a string", key);
     if (!cut && strlen(item->valuestring) >= cap)
-        return fail(rd, "\"%s\" is longer than %zu bytes", key, cap - 1);
+        return sim_error(rd->why, sizeof(rd->why), "\"%s\" is longer than %zu bytes", key, cap - 1);
     copy_cut(out, cap, item->valuestring);
     return 0;
 }
@@ -308,7 +294,7 @@ static int read_version(reader *rd, const fields *f)
     if (get_int(rd, f, F_VERSION, 0, 1, 1e9, &v) < 0)
         return -1;
     if (v > SIM_HISTORY_VERSION)
-        return fail(rd, "saved in format version %lld; this program reads "
+        return sim_error(rd->why, sizeof(rd->why), "saved in format version %lld; this program reads "
                     "versions 1 to %d: check it with a newer lockstep",
                     (long long)v, SIM_HISTORY_VERSION);
     return 0;
@@ -320,9 +306,9 @@ static int read_header(reader *rd, const fields *f, sim_run_info *run)
     int64_t lease = 0, seed = 0, clients = 0, nodes = 1;
 
     if (!cJSON_IsString(tag) || strcmp(tag->valuestring, "run") != 0)
-        return fail(rd, "\"lockstep\" must be \"run\"");
+        return sim_error(rd->why, sizeof(rd->why), "\"lockstep\" must be \"run\"");
     if (rd->lineno != 1)
-        return fail(rd, "a run header may only be the first line");
+        return sim_error(rd->why, sizeof(rd->why), "a run header may only be the first line");
     memset(run, 0, sizeof(*run));
     if (read_version(rd, f) != 0 ||
         get_string(rd, f, F_STAGE, 0, run->stage, sizeof(run->stage)) != 0 ||
@@ -359,12 +345,12 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
         get_string(rd, f, F_DETAIL, 1, e->detail, sizeof(e->detail)) != 0)
         return -1;
     if (type == NULL)
-        return fail(rd, "an event needs \"t_ns\", \"client\" and \"type\"; "
+        return sim_error(rd->why, sizeof(rd->why), "an event needs \"t_ns\", \"client\" and \"type\"; "
                     "this one has no \"type\"");
     if (!cJSON_IsString(type))
-        return fail(rd, "\"type\" must be a string");
+        return sim_error(rd->why, sizeof(rd->why), "\"type\" must be a string");
     if ((e->type = sim_event_type_parse(type->valuestring)) < 0)
-        return fail(rd, "unknown event type \"%.40s\"", type->valuestring);
+        return sim_error(rd->why, sizeof(rd->why), "unknown event type \"%.40s\"", type->valuestring);
     e->client = (int32_t)client;
     e->thread = (int32_t)thread;
     e->node = (int32_t)node;
@@ -376,7 +362,7 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
 static int known_client(reader *rd, const sim_run_info *run, const sim_event *e)
 {
     if (run->clients > 0 && e->client >= run->clients)
-        return fail(rd, "the event names client %d, but the header says the run "
+        return sim_error(rd->why, sizeof(rd->why), "the event names client %d, but the header says the run "
                     "had %d (0 to %d): fix the event or the header's \"clients\"",
                     (int)e->client, run->clients, run->clients - 1);
     return 0;
@@ -414,19 +400,19 @@ static int read_line(reader *rd, const char *line, size_t len, events *a,
     int rc;
 
     if (o == NULL)
-        return fail(rd, "not valid JSON (at column %ld)",
+        return sim_error(rd->why, sizeof(rd->why), "not valid JSON (at column %ld)",
                     (long)((end != NULL ? end : line) - line) + 1);
     if (!cJSON_IsObject(o))
-        rc = fail(rd, "expected a JSON object, one per line");
+        rc = sim_error(rd->why, sizeof(rd->why), "expected a JSON object, one per line");
     else if ((rc = index_fields(rd, o, &f)) != 0)
         ;
     else if (has_nul_escape(line))
-        rc = fail(rd, "a string holds \\u0000, which a history cannot carry");
+        rc = sim_error(rd->why, sizeof(rd->why), "a string holds \\u0000, which a history cannot carry");
     else if (f.at[F_LOCKSTEP] != NULL)
         rc = read_header(rd, &f, run);
     else if ((rc = read_event(rd, &f, &e)) == 0 && (rc = known_client(rd, run, &e)) == 0 &&
              push(a, &e) != 0)
-        rc = fail(rd, "out of memory");
+        rc = sim_error(rd->why, sizeof(rd->why), "out of memory");
     cJSON_Delete(o);
     arena.used = 0;
     return rc;
@@ -463,7 +449,7 @@ static int read_lines(FILE *in, reader *rd, sim_run_info *run, events *a)
     /* getline stops the same way at the end and on an error: a directory
      * or an unreadable file must not pass for an empty one. */
     if (rc == 0 && ferror(in))
-        rc = fail(rd, "cannot read it: %s%s", strerror(err),
+        rc = sim_error(rd->why, sizeof(rd->why), "cannot read it: %s%s", strerror(err),
                   err == EISDIR ? ": give the .jsonl file that run --save wrote" : "");
     return rc != 0 ? -1 : empty;
 }
