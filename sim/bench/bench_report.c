@@ -294,10 +294,55 @@ long long sim_bench_lost(const sim_bench *b, int stage)
     return lost;
 }
 
+/* A column of a contended table: its title, its width (the last has
+ * none), the figure it shows and how (cell's kind); LOST: the lost
+ * updates, a count. */
+typedef struct column {
+    const char *title;
+    int width;
+    int figure;
+    int kind;
+} column;
+
+#define LOST -1
+#define COLUMNS 6
+
+/* The titles, then a line per stage wanted: each column's median, with
+ * its spread across the runs. */
+static void print_columns(const sim_bench *b, FILE *f, const column *cols, size_t n)
+{
+    char text[COLUMNS][48];
+    size_t i;
+    int s;
+
+    fprintf(f, "%-22s", "stage");
+    for (i = 0; i < n; i++)
+        fprintf(f, i + 1 < n ? " %-*s" : " %*s", i + 1 < n ? cols[i].width : 0, cols[i].title);
+    fputc('\n', f);
+    for (s = 1; s <= SIM_STAGES; s++) {
+        if (!sim_bench_wanted(b, s))
+            continue;
+        fprintf(f, "%-22s", sim_stage_name(s));
+        for (i = 0; i < n && i < COLUMNS; i++) {
+            if (cols[i].figure == LOST)
+                snprintf(text[i], sizeof(text[i]), "%lld", sim_bench_lost(b, s));
+            else
+                cell(b, s, cols[i].figure, cols[i].kind, text[i], sizeof(text[i]));
+            fprintf(f, i + 1 < n ? " %-*s" : " %*s", i + 1 < n ? cols[i].width : 0, text[i]);
+        }
+        fputc('\n', f);
+    }
+}
+
 static void print_contended_cost(const sim_bench *b, FILE *f)
 {
-    char c1[48], c2[48], c3[48], c4[48], lost[32];
-    int s;
+    static const column cols[] = {
+        { "acquisitions/s", 15, SIM_BENCH_ACQ_RATE, 'g' },
+        { "round trips/acq", 16, SIM_BENCH_RTT_ACQ, 'f' },
+        { "commands/acq", 15, SIM_BENCH_CMDS_ACQ, 'f' },
+        { "woken", 10, SIM_BENCH_DELIVERED, 'f' },
+        { "lost updates", 0, LOST, 0 },
+    };
 
     fprintf(f, "\nContended, %d client processes, one key, %d ms. Each: lock, GET + SET of a\n"
                "counter on the resource server, unlock. round trips: requests the clients sent to\n"
@@ -306,58 +351,36 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
                "messages delivered per message published (its channel's subscribers then);\n"
                "lost updates: acquisitions the counter does not show.\n",
             SIM_BENCH_CONTENDERS, SIM_BENCH_WINDOW_MS);
-    fprintf(f, "%-22s %-15s %-16s %-15s %-10s %s\n", "stage", "acquisitions/s",
-            "round trips/acq", "commands/acq", "woken", "lost updates");
-    for (s = 1; s <= SIM_STAGES; s++) {
-        if (!sim_bench_wanted(b, s))
-            continue;
-        snprintf(lost, sizeof(lost), "%lld", sim_bench_lost(b, s));
-        fprintf(f, "%-22s %-15s %-16s %-15s %-10s %s\n", sim_stage_name(s),
-                cell(b, s, SIM_BENCH_ACQ_RATE, 'g', c1, sizeof(c1)),
-                cell(b, s, SIM_BENCH_RTT_ACQ, 'f', c2, sizeof(c2)),
-                cell(b, s, SIM_BENCH_CMDS_ACQ, 'f', c3, sizeof(c3)),
-                cell(b, s, SIM_BENCH_DELIVERED, 'f', c4, sizeof(c4)), lost);
-    }
+    print_columns(b, f, cols, sizeof(cols) / sizeof(cols[0]));
 }
 
 static void print_contended_wait(const sim_bench *b, FILE *f)
 {
-    char c[5][48];
-    int s;
+    static const column cols[] = {
+        { "handoff p50", 11, SIM_BENCH_HANDOFF_P50, 'm' },
+        { "handoff p99", 11, SIM_BENCH_HANDOFF_P99, 'm' },
+        { "wait p50", 11, SIM_BENCH_WAIT_P50, 'm' },
+        { "wait p99", 11, SIM_BENCH_WAIT_P99, 'm' },
+        { "wait max", 0, SIM_BENCH_WAIT_MAX, 'm' },
+    };
 
     fprintf(f, "\nWaiting, same windows, in ms. handoff: one client's release call to another\n"
                "client's acquire returning; wait: one acquire call, from call to return.\n");
-    fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", "stage", "handoff p50",
-            "handoff p99", "wait p50", "wait p99", "wait max");
-    for (s = 1; s <= SIM_STAGES; s++) {
-        if (!sim_bench_wanted(b, s))
-            continue;
-        fprintf(f, "%-22s %-11s %-11s %-11s %-11s %s\n", sim_stage_name(s),
-                cell(b, s, SIM_BENCH_HANDOFF_P50, 'm', c[0], 48),
-                cell(b, s, SIM_BENCH_HANDOFF_P99, 'm', c[1], 48),
-                cell(b, s, SIM_BENCH_WAIT_P50, 'm', c[2], 48),
-                cell(b, s, SIM_BENCH_WAIT_P99, 'm', c[3], 48),
-                cell(b, s, SIM_BENCH_WAIT_MAX, 'm', c[4], 48));
-    }
+    print_columns(b, f, cols, sizeof(cols) / sizeof(cols[0]));
 }
 
 static void print_fairness(const sim_bench *b, FILE *f)
 {
-    char c[3][48];
-    int s;
+    static const column cols[] = {
+        { "re-won", 12, SIM_BENCH_REWON, '%' },
+        { "least", 12, SIM_BENCH_LEAST, 'g' },
+        { "most", 0, SIM_BENCH_MOST, 'g' },
+    };
 
     fprintf(f, "\nFairness, same windows. re-won: the lock changes that went back to the client\n"
                "that had just released it; least/most: acquisitions of the least and the most\n"
                "served of the %d clients in the window.\n", SIM_BENCH_CONTENDERS);
-    fprintf(f, "%-22s %-12s %-12s %s\n", "stage", "re-won", "least", "most");
-    for (s = 1; s <= SIM_STAGES; s++) {
-        if (!sim_bench_wanted(b, s))
-            continue;
-        fprintf(f, "%-22s %-12s %-12s %s\n", sim_stage_name(s),
-                cell(b, s, SIM_BENCH_REWON, '%', c[0], 48),
-                cell(b, s, SIM_BENCH_LEAST, 'g', c[1], 48),
-                cell(b, s, SIM_BENCH_MOST, 'g', c[2], 48));
-    }
+    print_columns(b, f, cols, sizeof(cols) / sizeof(cols[0]));
 }
 
 /* ---- output: the targets ------------------------------------------------------------ */
