@@ -2,7 +2,8 @@
  * or a hang. Nothing listens, the server dies under a holder, the server
  * turns into a replica, the name, the lease or the node count is bad, the
  * server refuses PEXPIRE: each is an error the caller can read, and none
- * leaves a key without its lease. */
+ * leaves a key without its lease. A lease at either end of the range is
+ * no error. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <stdio.h>

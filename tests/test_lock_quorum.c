@@ -2,7 +2,7 @@
  * down still leave a majority, three do not; a majority that comes after
  * the lease is none; a stalled node costs the node timeout, not the command
  * timeout, and the release reaches it too; a refused acquire gives back
- * what it took. */
+ * what it took; a node count out of range is an error. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>

@@ -1,7 +1,8 @@
 /* test_lock_tokens: fencing tokens. Each acquisition draws a higher number
  * from the lock's counter, re-entry included, kept until the last release;
  * dlock_token is 0 for a thread that holds nothing, and in a stage without
- * tokens. */
+ * tokens; a counter that holds no number fails the acquire, which then
+ * takes no lock. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 
