@@ -12,7 +12,7 @@ Suite *deadlock_suite(void); /* tests/test_deadlock.c: DL, lost updates, refusal
 Suite *verdicts_suite(void); /* tests/test_verdicts.c: tests/histories */
 Suite *nodes_suite(void);    /* tests/test_nodes.c: a lock of several nodes */
 Suite *history_suite(void);  /* tests/test_history.c: journal, order, file */
-Suite *report_suite(void);   /* tests/test_report.c: sentences, timeline, matrix */
+Suite *report_suite(void);   /* tests/test_report*.c: sentences, timeline, matrix */
 Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
 Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the answer key */
 Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */

@@ -8,7 +8,7 @@
 
 #include <check.h>
 
-Suite *lock_suite(void);   /* tests/test_lock.c: the lock contract */
+Suite *lock_suite(void);   /* tests/test_lock*.c: the lock contract, a file per part */
 Suite *matrix_suite(void); /* tests/test_matrix.c: the stage's row of the fault matrix */
 Suite *queue_suite(void);  /* tests/test_queue.c: a fair queue's order and wake-ups */
 

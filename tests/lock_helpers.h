@@ -1,0 +1,86 @@
+/* lock_helpers: the verbs the contract suite is written in, shared by its
+ * files (tests/test_lock*.c), and the parts those files add to the suite.
+ *
+ * Each verb fails the test with a sentence when Redis or the lock does not
+ * answer as the contract says, so that a test reads as the protocol. */
+#ifndef LOCKSTEP_LOCK_HELPERS_H
+#define LOCKSTEP_LOCK_HELPERS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness.h"
+
+#define LEASE_MS 10000     /* never runs out during a test */
+#define SHORT_LEASE_MS 300 /* for tests about the lease: margins are multiples of it */
+#define TOKEN_HEX 32       /* 128 random bits in hex */
+
+/* ---- verbs ---------------------------------------------------------------- */
+
+/* Client who takes the free lock name; fails the test if it cannot. */
+dlock *take(const char *who, const char *name, long lease_ms);
+
+/* Client who releases l; fails the test unless the release returns OK. */
+void release_ok(dlock *l, const char *who);
+
+/* On how many of the tcase's nodes key exists. */
+int nodes_with(const char *key);
+
+/* 1 when key exists on the tcase's nodes, 0 when it does not; a key on
+ * some nodes only (v8) fails the test: a lock is on all or none. */
+long long exists(const char *key);
+
+/* What the lock key holds, as one string: the value of a string key,
+ * "field=value" of a hash (v6), "" when there is no key. */
+void lock_value(const char *key, char *out, size_t len);
+
+/* An owner is 32 lowercase hex digits, ':' and a thread id. Copies the hex
+ * part to id (33 bytes) and returns the thread id, or -1 if malformed. */
+long parse_owner(const char *owner, char *id);
+
+/* A thread that calls dlock_acquire on a handle, and releases when asked. */
+typedef struct attempt {
+    dlock *l;
+    int rc;              /* acquire's result */
+    int release_rc;      /* release's result, when rc was OK */
+    int64_t done_ms;     /* when acquire returned */
+} attempt;
+
+/* Starts a thread that runs acquire_in_thread on a; join it with
+ * pthread_join, then read its results. */
+void run_in_thread(pthread_t *t, attempt *a);
+
+/* An error result with a reason, not a crash or a hang. */
+void assert_error(dlock *l, int rc, const char *call, const char *situation);
+
+/* A port where connections are refused: bound by us, so nobody else can
+ * listen there, but not listening. Returns the socket; *port gets it. */
+int refusing_port(int *port);
+
+/* Connections the server has accepted since it started. */
+long long connections_received(void);
+
+/* Closes, from the server's side (CLIENT KILL), every connection whose
+ * last command was cmd. Returns how many it closed. */
+int kill_clients_by_last_command(const char *cmd);
+
+/* ---- the parts of the contract -------------------------------------------- */
+
+/* Each adds its file's tests to a tcase of test_lock.c's suite, the ones
+ * the stage's capabilities (CAPS) call for. Some parts share a tcase (its
+ * one redis-server): test_lock.c calls them in the order of the contract. */
+void lock_basics_tests(TCase *basics);         /* test_lock_basics.c */
+void lock_reentry_tests(TCase *basics);        /* test_lock_reentry.c */
+void lock_owner_tests(TCase *owner);           /* test_lock_owner.c */
+void lock_token_tests(TCase *owner);           /* test_lock_tokens.c */
+void lock_script_tests(TCase *owner);          /* test_lock_owner.c */
+void lock_lease_tests(TCase *lease);           /* test_lock_lease.c */
+void lock_pubsub_tests(TCase *lease);          /* test_lock_pubsub.c */
+void lock_watchdog_tests(TCase *lease);        /* test_lock_lease.c */
+void lock_contention_tests(TCase *contention); /* test_lock_contention.c */
+void lock_threads_tests(TCase *threads);       /* test_lock_contention.c */
+void lock_errors_tests(TCase *errors);         /* test_lock_errors.c */
+void lock_quorum_tests(TCase *quorum);         /* test_lock_quorum.c */
+
+#endif
