@@ -1,11 +1,12 @@
 /* bench: each stage of the lock against the Redis round-trip limit, and
  * what waiting costs (make bench).
  *
- * Four files, one role: bench.c is the program (arguments, servers, CPU
+ * Files of one role: bench.c is the program (arguments, servers, CPU
  * pinning, the runs), bench_measure.c measures one stage in one run,
  * bench_server.c reads what the lock server counted, bench_report.c
- * prints the table and writes the data file. The contended history is
- * read by the tally (tally.h).
+ * prints the table and the targets (bench_queue.c a fair queue's),
+ * bench_data.c writes the data file. The contended history is read by
+ * the tally (tally.h).
  *
  * For each run and each stage, in this order:
  *
@@ -181,6 +182,11 @@ void sim_bench_pair_free(sim_bench_pair *p);
 /* 1 when the run measures this stage. */
 int sim_bench_wanted(const sim_bench *b, int stage);
 
+/* Median, min and max of figure f of stage over the runs, skipping NANs;
+ * 0, or -1 when no run has it. */
+int sim_bench_spread(const sim_bench *b, int stage, int f, double *med, double *lo,
+                     double *hi);
+
 /* On a terminal, one line on stderr that says where the runs are; the
  * next overwrites it, and what = NULL clears it. */
 void sim_bench_progress(const sim_bench *b, int run, int stage, const char *what);
@@ -188,15 +194,17 @@ void sim_bench_progress(const sim_bench *b, int run, int stage, const char *what
 /* The header, the tables and the targets, from the medians of the runs. */
 void sim_bench_print(const sim_bench *b, FILE *f);
 
-/* Every figure of every run, and each stage's median, min and max, as
- * JSON lines after a header line, to b->out. */
-int sim_bench_save(const sim_bench *b, char *errstr, size_t len);
-
 /* Acquisitions that the counter does not show (lost updates), all runs. */
 long long sim_bench_lost(const sim_bench *b, int stage);
 
 /* One figure's median over the runs; NAN without a sample. */
 double sim_bench_median(const sim_bench *b, int stage, int f);
+
+/* ---- bench_data.c ---- */
+
+/* Every figure of every run, and each stage's median, min and max, as
+ * JSON lines after a header line, to b->out. */
+int sim_bench_save(const sim_bench *b, char *errstr, size_t len);
 
 /* ---- bench_queue.c ---- */
 

@@ -1,10 +1,10 @@
-/* bench_report: the table, the targets and the data file. See bench.h.
+/* bench_report: the table and the targets. See bench.h.
  *
  * Every figure printed is the median of the runs, except the uncontended
  * limit, rate and ratio, which come together from the run with the median
  * ratio. A "±x%" after a figure is half the spread (max - min) of all runs,
- * in % of the figure. The data file has every run, and every figure's own
- * median, min and max. */
+ * in % of the figure. The data file (bench_data.c) has every run, and
+ * every figure's own median, min and max. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -19,19 +19,11 @@
 #include "tally.h"
 #include "util.h"
 
-/* The figures' names in the data file. */
-static const char *const figure_key[SIM_BENCH_FIGURES] = {
-    "limit_pairs_per_s", "uncontended_pairs_per_s", "ratio",
-    "acquisitions_per_s", "round_trips_per_acquisition", "commands_per_acquisition",
-    "handoff_p50_ms", "handoff_p99_ms", "wait_p50_ms", "wait_p99_ms", "wait_max_ms",
-    "releaser_rewon_share", "least_served", "most_served", "delivered_per_message",
-};
-
 /* ---- statistics -------------------------------------------------------------- */
 
 /* Median, min and max of one figure over the runs, skipping NANs. */
-static int spread(const sim_bench *b, int stage, int f, double *med, double *lo,
-                  double *hi)
+int sim_bench_spread(const sim_bench *b, int stage, int f, double *med, double *lo,
+                     double *hi)
 {
     double v[SIM_BENCH_RUNS_MAX];
     int n = 0, r;
@@ -113,7 +105,7 @@ static const char *cell(const sim_bench *b, int stage, int f, int kind, char *bu
 {
     double med, lo, hi;
 
-    if (spread(b, stage, f, &med, &lo, &hi) != 0)
+    if (sim_bench_spread(b, stage, f, &med, &lo, &hi) != 0)
         return snprintf(buf, len, "-"), buf;
     return format(b, med, lo, hi, kind, buf, len);
 }
@@ -146,7 +138,7 @@ static const char *run_cell(const sim_bench *b, int stage, int f, int kind,
 {
     double med, lo, hi;
 
-    if (spread(b, stage, f, &med, &lo, &hi) != 0)
+    if (sim_bench_spread(b, stage, f, &med, &lo, &hi) != 0)
         return snprintf(buf, len, "-"), buf;
     return format(b, b->result[median_run(b, stage)][stage - 1].fig[f], lo, hi,
                   kind, buf, len);
@@ -162,7 +154,7 @@ static double med(const sim_bench *b, int stage, int f)
 {
     double m, lo, hi;
 
-    return spread(b, stage, f, &m, &lo, &hi) == 0 ? m : NAN;
+    return sim_bench_spread(b, stage, f, &m, &lo, &hi) == 0 ? m : NAN;
 }
 
 double sim_bench_median(const sim_bench *b, int stage, int f)
@@ -480,133 +472,4 @@ void sim_bench_progress(const sim_bench *b, int run, int stage, const char *what
         fprintf(stderr, "\r[run %d/%d] %-22s %-12s", run + 1, b->runs,
                 sim_stage_name(stage), what);
     fflush(stderr);
-}
-
-/* ---- output: the data file -------------------------------------------------------- */
-
-/* A JSON string: our strings are plain, but a command's argv may not be. */
-static void json_string(FILE *f, const char *s, size_t n)
-{
-    size_t i;
-
-    fputc('"', f);
-    for (i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20 || ch >= 0x7f)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-static void json_number(FILE *f, double x)
-{
-    if (isnan(x))
-        fprintf(f, "null");
-    else
-        fprintf(f, "%.6g", x);
-}
-
-static void json_header(const sim_bench *b, FILE *f)
-{
-    fprintf(f, "{\"kind\":\"header\",\"command\":");
-    json_string(f, b->command_line, strlen(b->command_line));
-    fprintf(f, ",\"cpus\":%d,\"pinning\":", b->ncpu);
-    json_string(f, b->pinning, strlen(b->pinning));
-    fprintf(f, ",\"redis\":\"%s\",\"hiredis\":\"%d.%d.%d\",\"date\":\"%s\",\"runs\":%d,"
-               "\"lease_ms\":%d,\"retry_ms\":%d,\"wait_ms\":%d,\"contenders\":%d,"
-               "\"window_ms\":%d,\"slices\":%d,\"slice_ms\":%d,\"warm_ms\":%d,"
-               "\"round_trips\":\"SLOWLOG entries from a client address (top-level commands)\","
-               "\"commands\":\"INFO commandstats calls, script-internal included\"}\n",
-            b->redis_version, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, b->date,
-            b->runs, SIM_BENCH_LEASE_MS, SIM_BENCH_RETRY_MS, SIM_BENCH_WAIT_MS,
-            SIM_BENCH_CONTENDERS, SIM_BENCH_WINDOW_MS, SIM_BENCH_SLICES,
-            SIM_BENCH_SLICE_MS, SIM_BENCH_WARM_MS);
-}
-
-static void json_run(const sim_bench *b, int run, int s, FILE *f)
-{
-    const sim_bench_stage *sr = &b->result[run][s - 1];
-    int c, i;
-
-    fprintf(f, "{\"kind\":\"run\",\"run\":%d,\"stage\":\"%s\",\"pair\":[", run + 1,
-            sim_stage_name(s));
-    for (c = 0; c < sr->pair.n; c++) {
-        fprintf(f, "%s[", c ? "," : "");
-        for (i = 0; i < sr->pair.cmd[c].argc; i++) {
-            fprintf(f, "%s", i ? "," : "");
-            json_string(f, sr->pair.cmd[c].argv[i], sr->pair.cmd[c].len[i]);
-        }
-        fprintf(f, "]");
-    }
-    fprintf(f, "],\"round_trips_per_pair\":%d,\"commands_per_pair\":%d,\"command_per_s\":[",
-            sr->pair.n, sr->pair.n + sr->pair.internal);
-    for (c = 0; c < sr->pair.n; c++) {
-        fprintf(f, "%s", c ? "," : "");
-        json_number(f, sr->cmd_rate[c]);
-    }
-    fprintf(f, "]");
-    for (i = 0; i < SIM_BENCH_FIGURES; i++) {
-        fprintf(f, ",\"%s\":", figure_key[i]);
-        json_number(f, sr->fig[i]);
-    }
-    fprintf(f, ",\"window_ms\":%.1f,\"acquisitions\":%lld,\"counter\":%lld,\"counter_ok\":%s,"
-               "\"round_trips\":%lld,\"commands\":%lld,\"busy\":%ld,\"errors\":%ld}\n",
-            sr->window_ms, sr->acquisitions, sr->counter,
-            sr->acquisitions == sr->counter ? "true" : "false",
-            sr->round_trips, sr->commands, sr->busy, sr->errors);
-}
-
-static void json_summary(const sim_bench *b, int s, FILE *f)
-{
-    double med, lo, hi;
-    int i;
-
-    fprintf(f, "{\"kind\":\"summary\",\"stage\":\"%s\"", sim_stage_name(s));
-    for (i = 0; i < SIM_BENCH_FIGURES; i++) {
-        fprintf(f, ",\"%s\":", figure_key[i]);
-        if (spread(b, s, i, &med, &lo, &hi) != 0) {
-            fprintf(f, "null");
-            continue;
-        }
-        fprintf(f, "{\"median\":");
-        json_number(f, med);
-        fprintf(f, ",\"min\":");
-        json_number(f, lo);
-        fprintf(f, ",\"max\":");
-        json_number(f, hi);
-        fprintf(f, "}");
-    }
-    fprintf(f, "}\n");
-}
-
-/* Written whole under a temporary name, then renamed: never half a file. */
-int sim_bench_save(const sim_bench *b, char *errstr, size_t len)
-{
-    char tmp[PATH_MAX + 8];
-    FILE *f;
-    int r, s, rc;
-
-    snprintf(tmp, sizeof(tmp), "%s.tmp", b->out);
-    if ((f = fopen(tmp, "w")) == NULL)
-        return sim_error(errstr, len, "%s: %s", tmp, strerror(errno));
-    json_header(b, f);
-    for (r = 0; r < b->runs; r++) {
-        for (s = 1; s <= SIM_STAGES; s++) {
-            if (sim_bench_wanted(b, s))
-                json_run(b, r, s, f);
-        }
-    }
-    for (s = 1; s <= SIM_STAGES; s++) {
-        if (sim_bench_wanted(b, s))
-            json_summary(b, s, f);
-    }
-    rc = ferror(f) | fclose(f);
-    if (rc != 0 || rename(tmp, b->out) != 0)
-        return sim_error(errstr, len, "writing %s: %s", b->out, strerror(errno));
-    return 0;
 }
