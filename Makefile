@@ -74,13 +74,14 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_lock_basics.c tests/test_lock_reentry.c tests/test_lock_owner.c \
                    tests/test_lock_tokens.c tests/test_lock_lease.c tests/test_lock_pubsub.c \
                    tests/test_lock_contention.c tests/test_lock_errors.c tests/test_lock_quorum.c \
-                   tests/test_queue.c tests/test_matrix.c tests/run_stage.c tests/row_claims.c)
+                   tests/test_queue.c tests/test_matrix.c tests/run_stage.c tests/row_claims.c \
+                   tests/tcases.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
                    tests/test_report_timeline.c tests/test_verdicts.c \
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \
                    tests/test_html.c tests/pages.c tests/row_claims.c tests/test_row_stories.c \
-                   tests/test_matrix_page.c \
+                   tests/test_matrix_page.c tests/tcases.c \
                    tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean

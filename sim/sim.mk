@@ -96,7 +96,7 @@ report: check-deps
 # test says so in one line and passes. A cell that differs from the
 # answer key is for the stage tests to judge: the site is tested all the
 # same.
-SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o \
+SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o $(BUILD)/tests/tcases.o \
                   $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history/history*.c) $(call sim_srcs,checker) \
                     sim/base/stage.c sim/base/proc.c sim/base/util.c sim/play/scenarios.c)
 

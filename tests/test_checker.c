@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "story.h"
+#include "tcases.h"
 
 #define ME(k) (&episode(SIM_ANOM_ME, k)->me)
 #define MD(k) (&episode(SIM_ANOM_MD, k)->md)
@@ -388,33 +389,26 @@ static void free_verdict(void)
 
 Suite *checker_suite(void)
 {
+    const TTest *me_tests[] = {
+        test_checker_sequential_holds, test_checker_expired_holder_overlaps,
+        test_checker_reentrant_nested_holds, test_checker_inner_release_keeps_the_hold,
+        test_checker_crash_ends_the_hold, test_checker_tie_is_no_overlap,
+        test_checker_every_overlap,
+    };
+    const TTest *md_tests[] = {
+        test_checker_holder_deletes_its_own_key, test_checker_late_del_deletes_anothers_lock,
+        test_checker_intruder_before_the_del_is_heard, test_checker_stranger_release,
+        test_checker_nobody_entered_after_the_delete, test_checker_expired_key_reacquired,
+        test_checker_new_holder_deletes_its_own_key, test_checker_observer_lag,
+        test_checker_reentrant_unlock_script, test_checker_failover_loses_the_key,
+        test_checker_unknown_outcome_keeps_owners_in_order, test_checker_crash_while_polling,
+        test_checker_retried_release_is_named,
+    };
     Suite *suite = suite_create("checker");
-    TCase *me = tcase_create("mutual exclusion");
-    TCase *md = tcase_create("delete by a non-owner");
+    TCase *me = ADD_TCASE(suite, "mutual exclusion", me_tests);
+    TCase *md = ADD_TCASE(suite, "delete by a non-owner", md_tests);
 
-    tcase_add_test(me, test_checker_sequential_holds);
-    tcase_add_test(me, test_checker_expired_holder_overlaps);
-    tcase_add_test(me, test_checker_reentrant_nested_holds);
-    tcase_add_test(me, test_checker_inner_release_keeps_the_hold);
-    tcase_add_test(me, test_checker_crash_ends_the_hold);
-    tcase_add_test(me, test_checker_tie_is_no_overlap);
-    tcase_add_test(me, test_checker_every_overlap);
-    tcase_add_test(md, test_checker_holder_deletes_its_own_key);
-    tcase_add_test(md, test_checker_late_del_deletes_anothers_lock);
-    tcase_add_test(md, test_checker_intruder_before_the_del_is_heard);
-    tcase_add_test(md, test_checker_stranger_release);
-    tcase_add_test(md, test_checker_nobody_entered_after_the_delete);
-    tcase_add_test(md, test_checker_expired_key_reacquired);
-    tcase_add_test(md, test_checker_new_holder_deletes_its_own_key);
-    tcase_add_test(md, test_checker_observer_lag);
-    tcase_add_test(md, test_checker_reentrant_unlock_script);
-    tcase_add_test(md, test_checker_failover_loses_the_key);
-    tcase_add_test(md, test_checker_unknown_outcome_keeps_owners_in_order);
-    tcase_add_test(md, test_checker_crash_while_polling);
-    tcase_add_test(md, test_checker_retried_release_is_named);
     tcase_add_checked_fixture(me, NULL, free_verdict);
     tcase_add_checked_fixture(md, NULL, free_verdict);
-    suite_add_tcase(suite, me);
-    suite_add_tcase(suite, md);
     return suite;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "story.h"
+#include "tcases.h"
 
 #define DL(k) (&episode(SIM_ANOM_DL, k)->dl)
 
@@ -325,32 +326,29 @@ static void free_verdict(void)
 
 Suite *deadlock_suite(void)
 {
+    const TTest *dl_tests[] = {
+        test_checker_waiter_behind_live_holder, test_checker_crashed_holder_with_ttl,
+        test_checker_crashed_holder_without_ttl, test_checker_crash_after_setnx,
+        test_checker_crash_before_key_reported, test_checker_self_deadlock,
+        test_checker_tie_is_no_deadlock,
+    };
+    const TTest *lost_tests[] = {
+        test_checker_lost_update, test_checker_oversold, test_checker_stock_intact_or_unknown,
+        test_checker_refused_write, test_checker_refused_write_unnamed,
+        test_checker_token_clash,
+    };
+    const TTest *other_tests[] = {
+        test_checker_cannot_judge, test_checker_out_of_order, test_checker_anomaly_names,
+        test_checker_client_names,
+    };
     Suite *suite = suite_create("deadlock, lost updates, refusals");
-    TCase *dl = tcase_create("deadlock");
-    TCase *lost = tcase_create("lost updates");
-    TCase *other = tcase_create("refusals and names");
-    TCase *all[] = { dl, lost, other };
+    TCase *all[] = {
+        ADD_TCASE(suite, "deadlock", dl_tests),
+        ADD_TCASE(suite, "lost updates", lost_tests),
+        ADD_TCASE(suite, "refusals and names", other_tests),
+    };
 
-    tcase_add_test(dl, test_checker_waiter_behind_live_holder);
-    tcase_add_test(dl, test_checker_crashed_holder_with_ttl);
-    tcase_add_test(dl, test_checker_crashed_holder_without_ttl);
-    tcase_add_test(dl, test_checker_crash_after_setnx);
-    tcase_add_test(dl, test_checker_crash_before_key_reported);
-    tcase_add_test(dl, test_checker_self_deadlock);
-    tcase_add_test(dl, test_checker_tie_is_no_deadlock);
-    tcase_add_test(lost, test_checker_lost_update);
-    tcase_add_test(lost, test_checker_oversold);
-    tcase_add_test(lost, test_checker_stock_intact_or_unknown);
-    tcase_add_test(lost, test_checker_refused_write);
-    tcase_add_test(lost, test_checker_refused_write_unnamed);
-    tcase_add_test(lost, test_checker_token_clash);
-    tcase_add_test(other, test_checker_cannot_judge);
-    tcase_add_test(other, test_checker_out_of_order);
-    tcase_add_test(other, test_checker_anomaly_names);
-    tcase_add_test(other, test_checker_client_names);
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         tcase_add_checked_fixture(all[i], NULL, free_verdict);
-        suite_add_tcase(suite, all[i]);
-    }
     return suite;
 }

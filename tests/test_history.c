@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "story.h"
+#include "tcases.h"
 
 static char tmp_path[64];
 
@@ -420,23 +421,18 @@ END_TEST
 
 Suite *history_suite(void)
 {
+    const TTest *shared[] = {
+        test_history_writers_in_many_processes, test_history_full,
+        test_history_add_cuts_with_dots, test_history_order_ignores_lines,
+    };
+    const TTest *file[] = {
+        test_history_round_trip, test_history_malformed_line, test_history_any_valid_json,
+        test_history_long_detail, test_history_versions, test_history_nodes,
+        test_history_empty, test_history_type_names,
+    };
     Suite *suite = suite_create("history");
-    TCase *shared = tcase_create("shared journal");
-    TCase *file = tcase_create("file");
 
-    tcase_add_test(shared, test_history_writers_in_many_processes);
-    tcase_add_test(shared, test_history_full);
-    tcase_add_test(shared, test_history_add_cuts_with_dots);
-    tcase_add_test(shared, test_history_order_ignores_lines);
-    tcase_add_test(file, test_history_round_trip);
-    tcase_add_test(file, test_history_malformed_line);
-    tcase_add_test(file, test_history_any_valid_json);
-    tcase_add_test(file, test_history_long_detail);
-    tcase_add_test(file, test_history_versions);
-    tcase_add_test(file, test_history_nodes);
-    tcase_add_test(file, test_history_empty);
-    tcase_add_test(file, test_history_type_names);
-    suite_add_tcase(suite, shared);
-    suite_add_tcase(suite, file);
+    ADD_TCASE(suite, "shared journal", shared);
+    ADD_TCASE(suite, "file", file);
     return suite;
 }

@@ -17,6 +17,7 @@
 #include "scenarios.h"
 #include "stage.h"
 #include "story.h"
+#include "tcases.h"
 
 static void put(const char *dir, const char *name, const char *content)
 {
@@ -363,19 +364,17 @@ END_TEST
 
 Suite *html_suite(void)
 {
+    const TTest *tests[] = {
+        test_html_run_page_draws_the_history, test_html_run_page_tells_a_clients_own_lease,
+        test_html_every_fault_mark_has_a_label, test_html_node_lanes_draw_down_time,
+        test_html_stage_pages_render_markdown_and_diff, test_html_readme_tells_every_row,
+    };
     Suite *suite = suite_create("html");
-    TCase *pages = tcase_create("pages");
+    TCase *pages = ADD_TCASE(suite, "pages", tests);
 
     tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
-    tcase_add_test(pages, test_html_run_page_draws_the_history);
-    tcase_add_test(pages, test_html_run_page_tells_a_clients_own_lease);
-    tcase_add_test(pages, test_html_every_fault_mark_has_a_label);
-    tcase_add_test(pages, test_html_node_lanes_draw_down_time);
-    tcase_add_test(pages, test_html_stage_pages_render_markdown_and_diff);
-    tcase_add_test(pages, test_html_readme_tells_every_row);
     /* A stage page runs make diff, v6's once per part: a few seconds on
      * a busy machine, more under a sanitizer. */
     tcase_set_timeout(pages, 60);
-    suite_add_tcase(suite, pages);
     return suite;
 }

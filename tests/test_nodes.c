@@ -13,6 +13,7 @@
 
 #include "report.h"
 #include "story.h"
+#include "tcases.h"
 
 #define NODES 5
 #define ME(k) (&episode(SIM_ANOM_ME, k)->me)
@@ -251,15 +252,12 @@ END_TEST
 
 Suite *nodes_suite(void)
 {
+    const TTest *tests[] = {
+        test_nodes_split_vote, test_nodes_restart_loses_a_vote, test_nodes_foreign_delete,
+        test_nodes_one_key_proves_nothing, test_nodes_report, test_nodes_one_server_fault,
+    };
     Suite *suite = suite_create("nodes");
-    TCase *tc = tcase_create("several nodes");
 
-    tcase_add_test(tc, test_nodes_split_vote);
-    tcase_add_test(tc, test_nodes_restart_loses_a_vote);
-    tcase_add_test(tc, test_nodes_foreign_delete);
-    tcase_add_test(tc, test_nodes_one_key_proves_nothing);
-    tcase_add_test(tc, test_nodes_report);
-    tcase_add_test(tc, test_nodes_one_server_fault);
-    suite_add_tcase(suite, tc);
+    ADD_TCASE(suite, "several nodes", tests);
     return suite;
 }

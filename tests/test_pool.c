@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "tcases.h"
 
 #define JOBS 10
 
@@ -106,14 +107,13 @@ END_TEST
 
 Suite *pool_suite(void)
 {
+    const TTest *tests[] = { test_pool_results_in_job_order, test_pool_default_jobs };
     Suite *suite = suite_create("pool");
-    TCase *tc = tcase_create("jobs");
+    TCase *tc = ADD_TCASE(suite, "jobs", tests);
 
     tcase_set_timeout(tc, 20);
-    tcase_add_test(tc, test_pool_results_in_job_order);
+    /* The failures, once for each job that breaks: 3 and 5. */
     tcase_add_loop_test(tc, test_pool_failure_says_which_and_why, 3, 4);
     tcase_add_loop_test(tc, test_pool_failure_says_which_and_why, 5, 6);
-    tcase_add_test(tc, test_pool_default_jobs);
-    suite_add_tcase(suite, tc);
     return suite;
 }

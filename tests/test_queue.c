@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "lock.h"
+#include "tcases.h"
 
 #define LEASE_MS 10000     /* never runs out during a test */
 #define SHORT_LEASE_MS 300 /* the unit of every margin below */
@@ -397,21 +398,18 @@ END_TEST
 
 Suite *queue_suite(void)
 {
+    const TTest *tests[] = {
+        test_queue_order, test_queue_one_wakeup, test_queue_give_up_leaves,
+        test_queue_try_once_keeps_no_place, test_queue_layout, test_queue_dead_waiter_stalls,
+    };
     Suite *s = suite_create("queue");
     TCase *tc;
 
     if (!CAPS.queue)
         return s;
-    tc = tcase_create("fair queue");
+    tc = ADD_TCASE(s, "fair queue", tests);
     tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
     tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_queue_order);
-    tcase_add_test(tc, test_queue_one_wakeup);
-    tcase_add_test(tc, test_queue_give_up_leaves);
-    tcase_add_test(tc, test_queue_try_once_keeps_no_place);
-    tcase_add_test(tc, test_queue_layout);
-    tcase_add_test(tc, test_queue_dead_waiter_stalls);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report_helpers.h"
+#include "tcases.h"
 
 /* Prints the matrix of one cell, observed as the verdict v says. */
 static void matrix_of(sim_matrix_cell *cell)
@@ -333,25 +334,19 @@ static void free_printed(void)
 
 Suite *report_suite(void)
 {
+    const TTest *run_tests[] = {
+        test_report_sentences, test_report_refused_write, test_report_token_clash,
+        test_report_fault_not_reachable, test_report_caps_each_kind, test_report_cannot_judge,
+        test_report_unknown_outcome, test_report_release_not_owner,
+        test_report_release_finds_no_key, test_report_caps_release_results,
+    };
+    const TTest *matrix_tests[] = { test_report_matrix };
     Suite *suite = suite_create("report");
-    TCase *run = tcase_create("run");
-    TCase *matrix = tcase_create("matrix");
+    TCase *run = ADD_TCASE(suite, "run", run_tests);
+    TCase *matrix = ADD_TCASE(suite, "matrix", matrix_tests);
 
+    report_timeline_tests(run);
     tcase_add_checked_fixture(run, NULL, free_printed);
     tcase_add_checked_fixture(matrix, NULL, free_printed);
-    tcase_add_test(run, test_report_sentences);
-    tcase_add_test(run, test_report_refused_write);
-    tcase_add_test(run, test_report_token_clash);
-    tcase_add_test(run, test_report_fault_not_reachable);
-    tcase_add_test(run, test_report_caps_each_kind);
-    tcase_add_test(run, test_report_cannot_judge);
-    tcase_add_test(run, test_report_unknown_outcome);
-    tcase_add_test(run, test_report_release_not_owner);
-    tcase_add_test(run, test_report_release_finds_no_key);
-    tcase_add_test(run, test_report_caps_release_results);
-    report_timeline_tests(run);
-    tcase_add_test(matrix, test_report_matrix);
-    suite_add_tcase(suite, run);
-    suite_add_tcase(suite, matrix);
     return suite;
 }

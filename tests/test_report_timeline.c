@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report_helpers.h"
+#include "tcases.h"
 
 START_TEST(test_report_run_and_timeline)
 {
@@ -207,10 +208,11 @@ END_TEST
 
 void report_timeline_tests(TCase *run)
 {
-    tcase_add_test(run, test_report_run_and_timeline);
-    tcase_add_test(run, test_report_marks_every_overlap);
-    tcase_add_test(run, test_report_key_without_ttl);
-    tcase_add_test(run, test_report_failover_mark);
-    tcase_add_test(run, test_report_legend_explains_every_symbol);
-    tcase_add_test(run, test_report_columns_per_lease);
+    const TTest *tests[] = {
+        test_report_run_and_timeline, test_report_marks_every_overlap,
+        test_report_key_without_ttl, test_report_failover_mark,
+        test_report_legend_explains_every_symbol, test_report_columns_per_lease,
+    };
+
+    ADD_TESTS(run, tests);
 }

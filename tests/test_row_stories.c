@@ -14,6 +14,7 @@
 #include "scenarios.h"
 #include "stage.h"
 #include "story.h"
+#include "tcases.h"
 
 #ifndef SRCDIR
 #define SRCDIR "." /* the repository root; make passes its own */
@@ -152,13 +153,12 @@ END_TEST
 
 Suite *row_stories_suite(void)
 {
+    const TTest *tests[] = {
+        test_row_stories_are_all_claimed, test_row_stories_catch_an_unchecked_sentence,
+        test_row_stories_facts_read_the_history, test_row_stories_facts_read_a_fence,
+    };
     Suite *suite = suite_create("row stories");
-    TCase *tc = tcase_create("claims");
 
-    tcase_add_test(tc, test_row_stories_are_all_claimed);
-    tcase_add_test(tc, test_row_stories_catch_an_unchecked_sentence);
-    tcase_add_test(tc, test_row_stories_facts_read_the_history);
-    tcase_add_test(tc, test_row_stories_facts_read_a_fence);
-    suite_add_tcase(suite, tc);
+    ADD_TCASE(suite, "claims", tests);
     return suite;
 }

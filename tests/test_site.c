@@ -15,6 +15,7 @@
 #include "scenarios.h"
 #include "site.h"
 #include "stage.h"
+#include "tcases.h"
 
 #define MIN_CHANGED 0.02  /* a screenshot with fewer pixels off its first is blank */
 
@@ -524,23 +525,21 @@ END_TEST
 
 Suite *site_suite(void)
 {
+    const TTest *page_tests[] = {
+        test_site_every_page_loaded, test_site_no_console_errors, test_site_links_resolve,
+        test_site_screenshots_not_blank,
+    };
+    const TTest *content_tests[] = {
+        test_site_matrix_cells, test_site_fence_held_looks_unlike_a_lost_sale,
+        test_site_matrix_fits_a_screen, test_site_run_timelines, test_site_labels_apart,
+        test_site_stage_pages, test_site_pdf_is_the_handout,
+    };
     Suite *s = suite_create("site");
-    TCase *pages = tcase_create("pages"), *content = tcase_create("content");
+    TCase *content;
 
-    tcase_add_test(pages, test_site_every_page_loaded);
-    tcase_add_test(pages, test_site_no_console_errors);
-    tcase_add_test(pages, test_site_links_resolve);
-    tcase_add_test(pages, test_site_screenshots_not_blank);
-    tcase_add_test(content, test_site_matrix_cells);
-    tcase_add_test(content, test_site_fence_held_looks_unlike_a_lost_sale);
-    tcase_add_test(content, test_site_matrix_fits_a_screen);
-    tcase_add_test(content, test_site_run_timelines);
-    tcase_add_test(content, test_site_labels_apart);
-    tcase_add_test(content, test_site_stage_pages);
-    tcase_add_test(content, test_site_pdf_is_the_handout);
+    ADD_TCASE(s, "pages", page_tests);
+    content = ADD_TCASE(s, "content", content_tests);
     /* Reading 54 histories again takes a moment under a sanitizer. */
     tcase_set_timeout(content, 60);
-    suite_add_tcase(s, pages);
-    suite_add_tcase(s, content);
     return s;
 }

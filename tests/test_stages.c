@@ -18,6 +18,7 @@
 #include "checker.h"
 #include "scenarios.h"
 #include "stage.h"
+#include "tcases.h"
 
 #ifndef SRCDIR
 #define SRCDIR "." /* the repository root; make passes its own */
@@ -367,16 +368,6 @@ START_TEST(test_stages_differs_table_is_current)
 }
 END_TEST
 
-static void add_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n)
-{
-    TCase *tc = tcase_create(name);
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        tcase_add_test(tc, tests[i]);
-    suite_add_tcase(suite, tc);
-}
-
 Suite *stages_suite(void)
 {
     const TTest *list[] = {
@@ -388,7 +379,7 @@ Suite *stages_suite(void)
     };
     Suite *suite = suite_create("stages");
 
-    add_tcase(suite, "the list", list, sizeof(list) / sizeof(list[0]));
-    add_tcase(suite, "shared helpers", helpers, sizeof(helpers) / sizeof(helpers[0]));
+    ADD_TCASE(suite, "the list", list);
+    ADD_TCASE(suite, "shared helpers", helpers);
     return suite;
 }

@@ -13,6 +13,7 @@
 
 #include "history.h"
 #include "tally.h"
+#include "tcases.h"
 
 #define MS 1000000LL     /* ns per ms */
 #define STORY_MAX 512    /* events in one hand-written history */
@@ -247,28 +248,18 @@ END_TEST
 
 Suite *tally_suite(void)
 {
-    /* Each test under its tcase's name, tcases in order of first use. */
-    const struct { const char *tcase; const TTest *test; } tests[] = {
-        { "lost updates", test_tally_no_lost_update },
-        { "lost updates", test_tally_lost_update },
-        { "handoffs", test_tally_releaser_rewins },
-        { "handoffs", test_tally_no_samples_are_nan },
-        { "waits", test_tally_wait_percentiles },
-        { "waits", test_tally_wait_counts_calls_begun_in_window },
-        { "waits", test_tally_busy_and_errors },
-        { "fairness", test_tally_fairness },
-        { "fairness", test_tally_stats },
+    const TTest *lost[] = { test_tally_no_lost_update, test_tally_lost_update };
+    const TTest *handoffs[] = { test_tally_releaser_rewins, test_tally_no_samples_are_nan };
+    const TTest *waits[] = {
+        test_tally_wait_percentiles, test_tally_wait_counts_calls_begun_in_window,
+        test_tally_busy_and_errors,
     };
+    const TTest *fairness[] = { test_tally_fairness, test_tally_stats };
     Suite *suite = suite_create("tally");
-    TCase *tc = NULL;
-    size_t i;
 
-    for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        if (i == 0 || strcmp(tests[i].tcase, tests[i - 1].tcase) != 0) {
-            tc = tcase_create(tests[i].tcase);
-            suite_add_tcase(suite, tc);
-        }
-        tcase_add_test(tc, tests[i].test);
-    }
+    ADD_TCASE(suite, "lost updates", lost);
+    ADD_TCASE(suite, "handoffs", handoffs);
+    ADD_TCASE(suite, "waits", waits);
+    ADD_TCASE(suite, "fairness", fairness);
     return suite;
 }

@@ -18,6 +18,7 @@
 #include "checker.h"
 #include "history.h"
 #include "report.h"
+#include "tcases.h"
 
 #define DIR "tests/histories/"
 #define SAYS 4
@@ -243,12 +244,13 @@ END_TEST
 
 Suite *verdicts_suite(void)
 {
+    const TTest *tests[] = {
+        test_verdicts_ties_agree, test_verdicts_stall_bound_is_the_lease,
+    };
     Suite *suite = suite_create("verdicts");
-    TCase *files = tcase_create("hand-made histories");
+    TCase *files = ADD_TCASE(suite, "hand-made histories", tests);
 
+    /* A test for each file of the cases table. */
     tcase_add_loop_test(files, test_verdicts_file, 0, (int)CASES);
-    tcase_add_test(files, test_verdicts_ties_agree);
-    tcase_add_test(files, test_verdicts_stall_bound_is_the_lease);
-    suite_add_tcase(suite, files);
     return suite;
 }

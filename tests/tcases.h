@@ -1,0 +1,29 @@
+/* tcases: a suite's tcases, each built from a table of its tests.
+ *
+ * A suite lists each tcase's tests in an array, in the order they run,
+ * and adds the tcase with one call; the TCase it gets back takes what
+ * the tcase needs besides (fixtures, a timeout, loop tests). Check reads
+ * a tcase's fixtures and timeout when it runs the tcase, so they may be
+ * set after its tests.
+ *
+ *   ADD_TCASE(suite, name, tests)   a tcase of the array's tests
+ *   ADD_TESTS(tc, tests)            the array's tests, after tc's own */
+#ifndef LOCKSTEP_TCASES_H
+#define LOCKSTEP_TCASES_H
+
+#include <check.h>
+#include <stddef.h>
+
+/* Adds the n tests to tc, in order. */
+void add_tests(TCase *tc, const TTest *const *tests, size_t n);
+
+/* A tcase called name, holding the n tests, added to suite. */
+TCase *add_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n);
+
+/* The same for an array, which they count themselves (GCC warns where a
+ * pointer is given instead). */
+#define ADD_TESTS(tc, tests) add_tests((tc), (tests), sizeof(tests) / sizeof((tests)[0]))
+#define ADD_TCASE(suite, name, tests) \
+    add_tcase((suite), (name), (tests), sizeof(tests) / sizeof((tests)[0]))
+
+#endif
