@@ -15,6 +15,11 @@ void begin(void)
     sim_verdict_free(&v);
 }
 
+void free_verdict(void)
+{
+    sim_verdict_free(&v);
+}
+
 void record(long ms, int client, int thread, sim_event_type type,
             int64_t value, const char *detail)
 {

@@ -28,6 +28,7 @@ extern story s;          /* the test's history; each test starts it anew */
 extern sim_verdict v;    /* the checker's verdict on it */
 
 void begin(void);        /* an empty story; frees the last verdict */
+void free_verdict(void); /* a checked teardown: frees the test's verdict */
 void record(long ms, int client, int thread, sim_event_type type,
             int64_t value, const char *detail);
 

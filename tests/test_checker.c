@@ -382,11 +382,6 @@ START_TEST(test_checker_retried_release_is_named)
 }
 END_TEST
 
-static void free_verdict(void)
-{
-    sim_verdict_free(&v);
-}
-
 Suite *checker_suite(void)
 {
     const TTest *me_tests[] = {

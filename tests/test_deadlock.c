@@ -319,11 +319,6 @@ START_TEST(test_checker_client_names)
 }
 END_TEST
 
-static void free_verdict(void)
-{
-    sim_verdict_free(&v);
-}
-
 Suite *deadlock_suite(void)
 {
     const TTest *dl_tests[] = {
