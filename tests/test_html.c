@@ -70,6 +70,20 @@ static size_t terminal_lines(const sim_html_run *r)
     return n;
 }
 
+/* The page of the run just checked (s and v), as stage played it with
+ * info, written into tmp and read back from file: the run it drew. */
+static sim_html_run run_page(const sim_run_info *info, int stage, const char *file)
+{
+    sim_html_run run = { { info->scenario, stage, v.anomalies, v.anomalies, 0, &v, 0 },
+                         info, s.ev, s.n };
+    char path[512], why[256];
+
+    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
+                  "the run's page was not written: %s", why);
+    read_back(file);
+    return run;
+}
+
 START_TEST(test_html_run_page_draws_the_history)
 {
     sim_run_info info = { "v3-set-nx-px", "slow-holder",
@@ -82,11 +96,7 @@ START_TEST(test_html_run_page_draws_the_history)
     size_t n;
 
     slow_holder_story();
-    run = (sim_html_run){ { info.scenario, 3, v.anomalies, v.anomalies, 0, &v, 0 },
-                          &info, s.ev, s.n };
-    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
-                  "the run's page was not written: %s", why);
-    read_back("v3-slow-holder.html");
+    run = run_page(&info, 3, "v3-slow-holder.html");
     ck_assert_msg(count("<g class=\"lane client\"") == 3 && strstr(text, "data-clients=\"3\""),
                   "the timeline draws %zu client lanes; the run has 3",
                   count("<g class=\"lane client\""));
@@ -120,8 +130,6 @@ END_TEST
 START_TEST(test_html_run_page_tells_a_clients_own_lease)
 {
     sim_run_info info = { "v8-redlock", "failover", "own leases", "", 300, 1, 2, 1 };
-    sim_html_run run;
-    char path[512], why[256];
 
     begin();
     takes(0, A, 1);
@@ -132,11 +140,7 @@ START_TEST(test_html_run_page_tells_a_clients_own_lease)
     gets(1003, B);
     gives_back(1100, B);
     check();
-    run = (sim_html_run){ { info.scenario, 8, v.anomalies, v.anomalies, 0, &v, 0 },
-                          &info, s.ev, s.n };
-    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
-                  "the run's page was not written: %s", why);
-    read_back("v8-failover.html");
+    run_page(&info, 8, "v8-failover.html");
     has("class=\"small own-lease\" text-anchor=\"start\">lease 3600 ms</text>");
     ck_assert_msg(count("own-lease") == 1, "%zu lanes tell an own lease; only A has one",
                   count("own-lease"));
@@ -153,8 +157,6 @@ START_TEST(test_html_every_fault_mark_has_a_label)
                                          "promote replica", "unpause replica",
                                          "clients follow" };
     sim_run_info info = { "v3-set-nx-px", "failover", "steps", "", 300, 1, 2, 1 };
-    sim_html_run run;
-    char path[512], why[256];
     size_t marks = 0;
 
     begin();
@@ -166,11 +168,7 @@ START_TEST(test_html_every_fault_mark_has_a_label)
     gives_back(200, A);
     gives_back(400, B);
     check();
-    run = (sim_html_run){ { info.scenario, 3, v.anomalies, v.anomalies, 0, &v, 0 },
-                          &info, s.ev, s.n };
-    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
-                  "the run's page was not written: %s", why);
-    read_back("v3-failover.html");
+    run_page(&info, 3, "v3-failover.html");
     for (const char *p = text; (p = strstr(p, "<g class=\"fault\"")) != NULL; p++) {
         const char *end = strstr(p, "</g>"), *label = strstr(p, "<text");
 
@@ -190,8 +188,6 @@ END_TEST
 START_TEST(test_html_node_lanes_draw_down_time)
 {
     sim_run_info info = { "v8-redlock", "restart", "down", "", 300, 1, 1, 3 };
-    sim_html_run run;
-    char path[512], why[256];
     const char *lane1, *lane2;
 
     begin();
@@ -204,11 +200,7 @@ START_TEST(test_html_node_lanes_draw_down_time)
     node_down(300, 1);
     gives_back(400, A);
     check();
-    run = (sim_html_run){ { info.scenario, 8, v.anomalies, v.anomalies, 0, &v, 0 },
-                          &info, s.ev, s.n };
-    ck_assert_msg(sim_html_run_page(tmp, &run, path, sizeof(path), why, sizeof(why)) == 0,
-                  "the run's page was not written: %s", why);
-    read_back("v8-restart.html");
+    run_page(&info, 8, "v8-restart.html");
     ck_assert_msg(count("<g class=\"down\">") == 2, "%zu down times drawn; the "
                   "history has 2", count("<g class=\"down\">"));
     has("node 2&#39;s server was down: 10 to 200 ms");
