@@ -102,21 +102,38 @@ void gives_back(long ms, int c)
     unlocked(ms + 2, c);
 }
 
-void fenced_pause_story(void)
+/* gc-pause, with a fence or without: without, no token is drawn and A's
+ * late write sells as B's does. */
+static void gc_pause(int fenced)
 {
+    int64_t a = fenced ? 1 : 0, b = fenced ? 2 : 0;
+
     begin();
     stock(SIM_EV_STOCK_INITIAL, 0, 10);
     takes(0, A, 1);
-    reads(5, A, 10, 1);
+    reads(5, A, 10, a);
     key(300, "expired");
     takes(310, B, 1);
-    reads(315, B, 10, 2);
-    refused(400, A, 1, 2);
+    reads(315, B, 10, b);
+    if (fenced)
+        refused(400, A, a, b);
+    else
+        sells(400, A, 9);
     unlocks(401, A);
     not_owner(402, A);
-    sells_fenced(900, B, 9, 2);
+    sells_fenced(900, B, 9, b);
     gives_back(901, B);
     stock(SIM_EV_STOCK_FINAL, 1000, 9);
+}
+
+void pause_story(void)
+{
+    gc_pause(0);
+}
+
+void fenced_pause_story(void)
+{
+    gc_pause(1);
 }
 
 void fenced_failover_story(void)

@@ -62,10 +62,15 @@ void takes(long ms, int c, int ttl);
 /* A release whose DEL went through: invoke, the observer's del, ok. */
 void gives_back(long ms, int c);
 
-/* A whole story, begun anew: gc-pause under a fence. A (token 1) reads
- * the stock at 5 ms; its lease runs out at 300 ms; B takes the lock and
- * reads with token 2 at 315 ms; A wakes and its write is refused at
- * 400 ms (not the owner at 402 ms); B sells at 900 ms. Stock 10 -> 9. */
+/* A whole story, begun anew: gc-pause as v4 plays it, without C. A and
+ * B both read 10 (A at 5 ms, B at 315 ms, after A's lease ran out at
+ * 300 ms); A's late write comes first (400 ms, not the owner at 402 ms)
+ * and B's over it (900 ms). Two sales, stock 10 -> 9. */
+void pause_story(void);
+
+/* The same under a fence (v7): A reads with token 1, B with token 2, and
+ * A's write is refused at 400 ms; B's sale at 900 ms is the only one.
+ * Stock 10 -> 9. */
 void fenced_pause_story(void);
 
 /* Failover under a fence: A (token 1) reads the stock at 5 ms; at 29 ms
