@@ -451,18 +451,17 @@ void sim_report_refusal(char *buf, size_t len, const sim_refusal *r,
 void sim_report_refusal_brief(char *buf, size_t len, const sim_refusal *r,
                               int64_t t0_ns)
 {
-    char w[SIM_REPORT_NAME], by[SIM_REPORT_NAME];
+    char w[SIM_REPORT_NAME], by[SIM_REPORT_NAME + 3] = "";
 
     sim_report_who(w, sizeof(w), r->client, r->thread);
-    sim_report_who(by, sizeof(by), r->by, r->by_thread);
-    if (r->by == SIM_UNNAMED)
-        sim_report_put(buf, len, "%s's write refused at %ld ms: its token %lld "
-                       "< %lld", w, sim_report_ms(r->at_ns, t0_ns),
-                       (long long)r->token, (long long)r->fence);
-    else
-        sim_report_put(buf, len, "%s's write refused at %ld ms: its token %lld "
-                       "< %s's %lld", w, sim_report_ms(r->at_ns, t0_ns),
-                       (long long)r->token, by, (long long)r->fence);
+    /* "< B's 2", or "< 2" where no access in the history showed the token. */
+    if (r->by != SIM_UNNAMED) {
+        sim_report_who(by, SIM_REPORT_NAME, r->by, r->by_thread);
+        strcat(by, "'s ");
+    }
+    sim_report_put(buf, len, "%s's write refused at %ld ms: its token %lld < %s%lld", w,
+                   sim_report_ms(r->at_ns, t0_ns), (long long)r->token, by,
+                   (long long)r->fence);
 }
 
 void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
