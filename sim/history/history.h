@@ -100,6 +100,13 @@ typedef enum sim_event_type {
                                * restarts; value: its port */
     SIM_EV_RESTART,           /* a node came back empty (no persistence):
                                * the key it held is gone; value: its port */
+    SIM_EV_CUT_BEGIN,         /* the client is cut off from a node: what it
+                               * sends there and what it would get back are
+                               * dropped, its connections stay open; value:
+                               * the planned length in ms, 0 unknown */
+    SIM_EV_CUT_END,           /* the client's link to that node is back */
+    SIM_EV_CLOCK_JUMP,        /* a node's wall clock jumped forward by value
+                               * ms: its keys' TTLs ran that much shorter */
     /* The observer: a keyspace event on the lock key, stamped on arrival.
      * detail: set, expire, del, expired, hset, hincrby, ... */
     SIM_EV_KEY,
