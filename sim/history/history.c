@@ -207,6 +207,12 @@ int sim_history_add_node(sim_history *h, int node, sim_event_type type,
     return add(h, SIM_NO_CLIENT, 0, node, type, value, 0, 0, detail);
 }
 
+int sim_history_add_link(sim_history *h, int client, int node,
+                         sim_event_type type, int64_t value, const char *detail)
+{
+    return add(h, client, 0, node, type, value, 0, 0, detail);
+}
+
 /* ---- order ------------------------------------------------------------ */
 
 /* The rank of a type among events stamped in the same nanosecond: one

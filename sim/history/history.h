@@ -19,6 +19,9 @@
  *   int          sim_history_add_node(sim_history *h, int node,
  *                                     sim_event_type type, int64_t value,
  *                                     const char *detail);
+ *   int          sim_history_add_link(sim_history *h, int client, int node,
+ *                                     sim_event_type type, int64_t value,
+ *                                     const char *detail);
  *   int          sim_history_add_token(sim_history *h, int client,
  *                                      int thread, sim_event_type type,
  *                                      int64_t value, int64_t token,
@@ -181,6 +184,11 @@ int sim_history_add(sim_history *h, int client, int thread,
  * the nemesis (client SIM_NO_CLIENT). */
 int sim_history_add_node(sim_history *h, int node, sim_event_type type,
                          int64_t value, const char *detail);
+
+/* The same for an event about a client's link to one node (a cut: the
+ * nemesis records it with the client's number and the node's). */
+int sim_history_add_link(sim_history *h, int client, int node,
+                         sim_event_type type, int64_t value, const char *detail);
 
 /* The same for a step that carried a fencing token (0: none). */
 int sim_history_add_token(sim_history *h, int client, int thread,
