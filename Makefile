@@ -86,7 +86,7 @@ TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlo
                    tests/test_history.c tests/test_report.c tests/test_verdicts.c \
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \
                    tests/test_html.c tests/row_claims.c tests/test_row_stories.c \
-                   tests/test_matrix_page.c \
+                   tests/test_matrix_page.c tests/test_fault_story.c \
                    tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean

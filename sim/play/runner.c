@@ -177,11 +177,6 @@ static int nodes_apart(const runner *r, int kind)
     return r->s->fault.down < spare ? r->s->fault.down : spare;
 }
 
-static int nodes_down(const runner *r)
-{
-    return nodes_apart(r, SIM_FAULT_RESTART);
-}
-
 /* The nodes of the target's bare majority are the first ones; the jump
  * is the last of them's. */
 static int jump_node(const runner *r)
@@ -212,10 +207,8 @@ static int find_shim(runner *r, char *errstr, size_t len)
     const char *prog = r->cfg->client_program, *slash = strrchr(prog, '/');
     char near[SIM_PATH_LEN + 32];
 
-    if (slash != NULL)
-        snprintf(near, sizeof(near), "%.*s/../%s", (int)(slash - prog), prog, CLOCK_SHIM);
-    else
-        snprintf(near, sizeof(near), "../%s", CLOCK_SHIM);
+    snprintf(near, sizeof(near), "%.*s/../%s", slash != NULL ? (int)(slash - prog) : 1,
+             slash != NULL ? prog : ".", CLOCK_SHIM);
     if (strlen(near) >= PATH_MAX || realpath(near, r->shim) == NULL)
         return sim_error(errstr, len, "the clock library %s is missing: build it with make",
                          near);
@@ -243,7 +236,7 @@ static void before_start(runner *r)
 {
     int cut = nodes_apart(r, SIM_FAULT_CLOCK_JUMP), target = r->s->fault.target - 'A';
 
-    for (int i = r->srv.nodes - nodes_down(r); i < r->srv.nodes; i++)
+    for (int i = r->srv.nodes - nodes_apart(r, SIM_FAULT_RESTART); i < r->srv.nodes; i++)
         sim_nemesis_down(&r->nem, i);
     if (cut > 0 && target >= 0 && target < r->n)
         sim_nemesis_cut(&r->nem, target, all_nodes(r) & ~((1u << (r->srv.nodes - cut)) - 1), 0);
@@ -332,7 +325,7 @@ static int restart(runner *r, char *errstr, size_t len)
 
     if (sim_nemesis_restart(&r->nem, 0, errstr, len) != 0)
         return -1;
-    for (i = r->srv.nodes - nodes_down(r); i < r->srv.nodes; i++) {
+    for (i = r->srv.nodes - nodes_apart(r, SIM_FAULT_RESTART); i < r->srv.nodes; i++) {
         if (sim_nemesis_restart(&r->nem, i, errstr, len) != 0)
             return -1;
     }
