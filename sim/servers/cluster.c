@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -33,10 +34,12 @@ static void node_name(const sim_cluster *cl, int i, char *out, size_t len)
 
 static int clock_file_create(sim_cluster *cl, int i, char *errstr, size_t len)
 {
+    char path[sizeof(cl->clock_file[i])];
     int64_t zero = 0;
     int fd, ok;
 
-    snprintf(cl->clock_file[i], sizeof(cl->clock_file[i]), "%s/node%d.clock", cl->dir, i);
+    snprintf(path, sizeof(path), "%.*s/node%d.clock", SIM_PATH_LEN, cl->dir, i % SIM_NODES_MAX);
+    memcpy(cl->clock_file[i], path, sizeof(path));
     fd = open(cl->clock_file[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     ok = fd >= 0 && write(fd, &zero, sizeof(zero)) == (ssize_t)sizeof(zero);
     if (fd >= 0 && close(fd) != 0)
@@ -47,7 +50,7 @@ static int clock_file_create(sim_cluster *cl, int i, char *errstr, size_t len)
 /* Starts node i as name, under the clock library when the cluster has one. */
 static int start_node(sim_cluster *cl, int i, const char *name, char *errstr, size_t len)
 {
-    char preload[SIM_PATH_LEN + 16], file[SIM_PATH_LEN + 48];
+    char preload[PATH_MAX + 16], file[sizeof(cl->clock_file[i]) + 32];
     const char *env[] = { preload, file, NULL };
 
     if (cl->clock_shim == NULL)
