@@ -205,11 +205,11 @@ static int needs_proxy(const runner *r)
 static int find_shim(runner *r, char *errstr, size_t len)
 {
     const char *prog = r->cfg->client_program, *slash = strrchr(prog, '/');
-    char near[SIM_PATH_LEN + 32];
+    char near[PATH_MAX];
+    int n = snprintf(near, sizeof(near), "%.*s/../%s", slash != NULL ? (int)(slash - prog) : 1,
+                     slash != NULL ? prog : ".", CLOCK_SHIM);
 
-    snprintf(near, sizeof(near), "%.*s/../%s", slash != NULL ? (int)(slash - prog) : 1,
-             slash != NULL ? prog : ".", CLOCK_SHIM);
-    if (strlen(near) >= PATH_MAX || realpath(near, r->shim) == NULL)
+    if (n < 0 || (size_t)n >= sizeof(near) || realpath(near, r->shim) == NULL)
         return sim_error(errstr, len, "the clock library %s is missing: build it with make",
                          near);
     return 0;
