@@ -58,7 +58,17 @@ LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) -pthread
 SIM_LAYERS := base history checker servers client play report html bench
 SIM_INC := -Isim $(addprefix -Isim/,$(SIM_LAYERS))
 SIM_HDRS := $(wildcard sim/*.def $(SIM_LAYERS:%=sim/%/*.h))
-sim_srcs = $(wildcard $(1:%=sim/%/*.c))
+sim_srcs = $(filter-out $(SIM_SHIM_SRC),$(wildcard $(1:%=sim/%/*.c)))
+
+# The clock-jump fault's preload library: loaded into the redis-server
+# whose clock jumps, linked into nothing (its clock_gettime would move the
+# simulator's own clock), and built without the sanitizers, whose runtime
+# redis-server does not have. The simulator finds it next to the stages'
+# folders of the build it runs from (build/clockshim.so for build/v3/client).
+SIM_SHIM_SRC := sim/servers/clockshim.c
+SIM_SHIM := $(BUILD)/clockshim.so
+SHIM_CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werror -O2 \
+               -fPIC -shared
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
@@ -74,14 +84,14 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_lock_basics.c tests/test_lock_reentry.c tests/test_lock_owner.c \
                    tests/test_lock_tokens.c tests/test_lock_lease.c tests/test_lock_pubsub.c \
                    tests/test_lock_contention.c tests/test_lock_errors.c tests/test_lock_quorum.c \
-                   tests/test_queue.c tests/test_matrix.c tests/run_stage.c tests/row_claims.c \
-                   tests/tcases.c)
+                   tests/test_queue.c tests/test_clock.c tests/test_proxy.c tests/test_matrix.c \
+                   tests/run_stage.c tests/row_claims.c tests/tcases.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
                    tests/test_report_timeline.c tests/test_verdicts.c \
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \
                    tests/test_html.c tests/pages.c tests/row_claims.c tests/test_row_stories.c \
-                   tests/test_matrix_page.c tests/tcases.c \
+                   tests/test_matrix_page.c tests/test_fault_story.c tests/tcases.c \
                    tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
@@ -123,7 +133,7 @@ $(BUILD)/v$(1)/sim/%.o: sim/%.c $(SIM_HDRS) $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) $(SIM_INC) -c $$< -o $$@
 
-$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1))
+$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(SIM_SHIM)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
@@ -131,6 +141,10 @@ $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
 $(BUILD)/sim/%.o: sim/%.c $(SIM_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SIM_INC) -c $< -o $@
+
+$(SIM_SHIM): $(SIM_SHIM_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
 # ---- tests -------------------------------------------------------------
 test: check-deps

@@ -93,6 +93,25 @@ static const row_claim claims[] = {
       "B asks and wins nodes 0, 3 and 4, a majority that A's nodes 1 and 2 cannot stop: two "
       "holders, and a lost sale.",
       "overlap A B; overlaps 1; lost 1" },
+
+    { "partition", "2 3 4 5 6 8 9",
+      "In v2 to v6, v8 and v9 B takes the lock, reads the stock that A read, 10, sells and "
+      "leaves; A, still inside, writes 9 last, over B's sale (LU).",
+      "read A 10; read B 10; wrote B 9; wrote A 9; order B A; overlap A B; overlaps 1; "
+      "sales 2; stock 10 9; lost 1" },
+    { "partition", "7",
+      "In v7 A's write carries token 1 after B's read showed the resource token 2, and the "
+      "fence refuses it.",
+      "token A 1; token B 2; refused A; overlap A B; overlaps 1; sales 1; stock 10 9; lost 0" },
+
+    { "clock-jump", "2 3 4 5 6 8 9",
+      "In v2 to v6, v8 and v9 B reads the stock that A read, 10, and sells; A, still inside, "
+      "writes 9 last (LU).",
+      "read A 10; read B 10; wrote B 9; wrote A 9; order B A; overlap A B; overlaps 1; "
+      "sales 2; stock 10 9; lost 1" },
+    { "clock-jump", "7",
+      "In v7 A's write with token 1 is refused: B's read had shown the resource token 2.",
+      "token A 1; token B 2; refused A; overlap A B; overlaps 1; sales 1; stock 10 9; lost 0" },
 };
 
 size_t row_claims_count(void)

@@ -19,6 +19,7 @@ Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their ow
 Suite *html_suite(void);     /* tests/test_html.c: the report's web pages */
 Suite *row_stories_suite(void); /* tests/test_row_stories.c: the README's row stories */
 Suite *matrix_page_suite(void); /* tests/test_matrix_page.c: the matrix page, print.html */
+Suite *fault_story_suite(void); /* tests/test_fault_story.c: a cut link, a clock jump */
 
 int main(void)
 {
@@ -36,6 +37,7 @@ int main(void)
     srunner_add_suite(runner, html_suite());
     srunner_add_suite(runner, row_stories_suite());
     srunner_add_suite(runner, matrix_page_suite());
+    srunner_add_suite(runner, fault_story_suite());
     srunner_run_all(runner, CK_NORMAL);
     failed = srunner_ntests_failed(runner);
     srunner_free(runner);

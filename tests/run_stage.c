@@ -13,10 +13,13 @@
  * the runner skips it instead of failing to link. */
 #pragma weak matrix_suite
 #pragma weak queue_suite
+#pragma weak clock_suite
+#pragma weak proxy_suite
 
 int main(void)
 {
-    Suite *(*const all[])(void) = { lock_suite, queue_suite, matrix_suite };
+    Suite *(*const all[])(void) = { lock_suite, queue_suite, clock_suite, proxy_suite,
+                                    matrix_suite };
     Suite *suites[sizeof(all) / sizeof(all[0])];
     int i, n = 0;
 

@@ -8,7 +8,7 @@
 (function () {
     'use strict';
     var out = [];
-    var PLANNED_STAGES = 13, PLANNED_SCENARIOS = 12;  /* the matrix's room */
+    var PLANNED_STAGES = 13, PLANNED_SCENARIOS = 13;  /* the matrix's room */
 
     function fact() {
         out.push(Array.prototype.map.call(arguments, function (v) {
@@ -59,7 +59,7 @@
     }
 
     /* The matrix as the page draws it; then the same page with as many
-     * stages and scenarios as the course plans (13 x 12), each new
+     * stages and scenarios as the course plans (13 x 13), each new
      * column a copy of a row's fullest cell and each new row a copy of
      * the fullest row, the bar's links too: the room the design leaves. */
     function matrix(p, d) {

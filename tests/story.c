@@ -86,6 +86,24 @@ void key_on(long ms, int node, const char *what) { on_node(ms, node, SIM_EV_KEY,
 void node_down(long ms, int node) { on_node(ms, node, SIM_EV_NODE_DOWN, "SIGKILL"); }
 void node_restarts(long ms, int node) { on_node(ms, node, SIM_EV_RESTART, "empty"); }
 
+void cut_off(long ms, int c, int node)
+{
+    record(ms, c, 0, SIM_EV_CUT_BEGIN, 0, "black hole");
+    s.ev[s.n - 1].node = node;
+}
+
+void heals(long ms, int c, int node)
+{
+    record(ms, c, 0, SIM_EV_CUT_END, 0, "");
+    s.ev[s.n - 1].node = node;
+}
+
+void clock_jumps(long ms, int node, int64_t by_ms)
+{
+    on_node(ms, node, SIM_EV_CLOCK_JUMP, "forward");
+    s.ev[s.n - 1].value = by_ms;
+}
+
 void takes(long ms, int c, int ttl)
 {
     wants(ms, c);

@@ -54,6 +54,9 @@ void key(long ms, const char *what);        /* on node 0, the only one */
 void key_on(long ms, int node, const char *what); /* one of several nodes */
 void node_down(long ms, int node);
 void node_restarts(long ms, int node);
+void cut_off(long ms, int c, int node);    /* c's link to node becomes a black hole */
+void heals(long ms, int c, int node);      /* ... and carries bytes again */
+void clock_jumps(long ms, int node, int64_t by_ms);
 void stock(sim_event_type type, long ms, int64_t n);
 
 /* A successful SET NX (PX when ttl): invoke, the observer's events, ok. */

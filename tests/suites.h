@@ -11,5 +11,7 @@
 Suite *lock_suite(void);   /* tests/test_lock*.c: the lock contract, a file per part */
 Suite *matrix_suite(void); /* tests/test_matrix.c: the stage's row of the fault matrix */
 Suite *queue_suite(void);  /* tests/test_queue.c: a fair queue's order and wake-ups */
+Suite *clock_suite(void);  /* tests/test_clock.c: a server's clock that jumps */
+Suite *proxy_suite(void);  /* tests/test_proxy.c: a client cut off from a node */
 
 #endif

@@ -245,7 +245,7 @@ START_TEST(test_site_matrix_fits_a_screen)
                   (size_t)atoi(m->f[6]) == sim_scenario_count(),
                   "the matrix page's table is not the whole matrix");
     check_fits("matrix", "as played");
-    check_fits("matrix-planned", "13 stages x 12 scenarios");
+    check_fits("matrix-planned", "13 stages x 13 scenarios");
 }
 END_TEST
 

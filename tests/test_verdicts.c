@@ -5,7 +5,8 @@
  * Each file is a case where a checker can go wrong: a deleter killed
  * before the observer speaks, a lost observer message, a crash that has
  * nothing to do with a stuck key, an acquire whose outcome was unknown, a
- * client past Z, a tie, JSON the reader must take or refuse, a history
+ * client past Z, a tie, a holder cut off from the lock's servers, a
+ * server whose clock jumps (one server, and a node of a bare majority), JSON the reader must take or refuse, a history
  * that cannot be judged, a client the header does not count, a directory
  * given for a file. A teacher can run `build/sim/sim check` on any
  * of them. Paths are from the repository's root, where make runs this. */
@@ -95,6 +96,22 @@ static const expect cases[] = {
         "it: 999 ms, longer than the 600 ms bound, and nobody took it: "
         "stalled" } },
     { "st-ttl-wakeup.jsonl", 0, "-", { "no anomaly" } },
+    { "partition-lease-ran-out.jsonl", 1, "ME LU",
+      { "partition: A was cut off from the lock's servers at 30 ms, for 900 ms; its key "
+        "expired at 302 ms while A was inside",
+        "[ ] a client cut off from the lock's servers" } },
+    { "partition-no-ttl.jsonl", 0, "-",
+      { "partition: A was cut off from the lock's servers at 30 ms, for 900 ms; its key "
+        "has no TTL and stayed, and B waited from 60 ms to 1087 ms" } },
+    { "clock-jump.jsonl", 1, "ME LU",
+      { "server: the server's clock jumped 600 ms forward at 34 ms; A's key expired at 36 ms",
+        "} a server's clock jumped forward" } },
+    { "clock-jump-majority.jsonl", 1, "ME LU",
+      { "partition: A was cut off from nodes 3 and 4 at 1 ms, for 185 ms",
+        "nodes: node 2's clock jumped 600 ms forward at 187 ms; A's key there expired at 190 ms",
+        "majority: at 220 ms, B's key was on nodes 2, 3 and 4, a majority; A's on nodes 0 and 1",
+        "release: client A's release at 431 ms returned NOT_OWNER: it deleted its own keys on "
+        "nodes 0 and 1 only, no majority" } },
     { "clean.jsonl", 0, "-",
       { "no anomaly: one holder at a time, no lock deleted by another, no "
         "deadlock" } },

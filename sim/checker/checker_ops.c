@@ -26,6 +26,7 @@ static int client_event(int type)
 {
     return op_event(type) || type == SIM_EV_CRASH ||
            type == SIM_EV_PAUSE_BEGIN || type == SIM_EV_PAUSE_END ||
+           type == SIM_EV_CUT_BEGIN || type == SIM_EV_CUT_END ||
            type == SIM_EV_FAILPOINT;
 }
 

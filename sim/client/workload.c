@@ -323,6 +323,17 @@ int sim_workload_run(sim_workload *w)
 
 /* ---- setup -------------------------------------------------------------------- */
 
+/* The lock's connection provider: this client's own route to each node,
+ * through the proxy in a run that cuts links (control.h). The observer's
+ * sync markers keep their direct connections: they are the history's,
+ * not the lock's. */
+static redisContext *connect_lock(void *arg, int node, char *errstr, size_t len)
+{
+    const sim_workload *w = arg;
+
+    return sim_control_connect_via(w->ctl, w->client, node, errstr, len);
+}
+
 int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                       int client, char *errstr, size_t len)
 {
@@ -343,8 +354,8 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     cfg.nodes = ctl->nodes;
     if (ctl->node_timeout_ms > 0)
         cfg.node_timeout_ms = ctl->node_timeout_ms;
-    cfg.connect = sim_control_connect_node;
-    cfg.connect_arg = ctl;
+    cfg.connect = connect_lock;
+    cfg.connect_arg = w;
     cfg.timeout_ms = ctl->timeout_ms;
     if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {
         snprintf(errstr, len, "dlock_new: out of memory");

@@ -48,7 +48,8 @@ typedef struct sim_workload {
 } sim_workload;
 
 /* Connects to the resource server and makes the lock handle, with the
- * provider that follows the primary. 0, or -1 with errstr. */
+ * provider that follows the primary, through this client's own route of
+ * the proxy in a run that cuts links (control.h). 0, or -1 with errstr. */
 int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                       int client, char *errstr, size_t len);
 

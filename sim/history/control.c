@@ -132,18 +132,31 @@ static int ask_sentinel(const sim_control *ctl, char *errstr, size_t len)
     return port;
 }
 
+int sim_control_node_port(const sim_control *ctl, int node, char *errstr, size_t len)
+{
+    if (node < 0 || node >= ctl->nodes)
+        return sim_error(errstr, len, "node %d: the run has %d", node, ctl->nodes);
+    if (node == 0 && ctl->sentinel_port > 0)
+        return ask_sentinel(ctl, errstr, len);
+    return atomic_load(&ctl->node_port[node]);
+}
+
 redisContext *sim_control_connect_node(void *arg, int node, char *errstr, size_t len)
 {
     const sim_control *ctl = arg;
-    int port;
+    int port = sim_control_node_port(ctl, node, errstr, len);
 
-    if (node < 0 || node >= ctl->nodes) {
-        sim_error(errstr, len, "node %d: the run has %d", node, ctl->nodes);
-        return NULL;
-    }
-    port = atomic_load(&ctl->node_port[node]);
-    if (node == 0 && ctl->sentinel_port > 0 && (port = ask_sentinel(ctl, errstr, len)) < 0)
-        return NULL;
+    return port < 0 ? NULL : connect_port(ctl, port, errstr, len);
+}
+
+redisContext *sim_control_connect_via(const sim_control *ctl, int client, int node,
+                                      char *errstr, size_t len)
+{
+    int port = node >= 0 && node < SIM_NODES_MAX && client >= 0 && client < SIM_CLIENTS_MAX
+               ? atomic_load(&ctl->client[client].via_port[node]) : 0;
+
+    if (port <= 0 || node >= ctl->nodes)
+        return sim_control_connect_node((void *)ctl, node, errstr, len);
     return connect_port(ctl, port, errstr, len);
 }
 

@@ -74,6 +74,11 @@ typedef struct sim_client_slot {
     atomic_llong bench_target; /* BENCH_SOLO: pairs to have done; the bench raises it */
     atomic_llong bench_done;   /* BENCH_SOLO: pairs done so far */
     atomic_llong bench_ns;     /* BENCH_SOLO: time spent doing them */
+    atomic_int via_port[SIM_NODES_MAX]; /* the proxy's port for this client's
+                                         * link to each node (proxy.h); 0: it
+                                         * connects to the node directly */
+    atomic_uint cut;           /* a bit per node: the proxy drops what this
+                                * client and that node send each other */
 } sim_client_slot;
 
 typedef struct sim_control {
@@ -121,6 +126,16 @@ int64_t sim_control_reached(const sim_control *ctl, int client, sim_phase phase)
  * asked from the sentinel when there is one. NULL with one line in
  * errstr. */
 redisContext *sim_control_connect_node(void *arg, int node, char *errstr, size_t len);
+
+/* Where node lives now (the sentinel asked for node 0 when there is
+ * one): its port, or -1 with errstr. */
+int sim_control_node_port(const sim_control *ctl, int node, char *errstr, size_t len);
+
+/* A new connection from client to node for its lock: through the proxy
+ * when the client's slot names a port there (a run that cuts links),
+ * else as sim_control_connect_node. NULL with errstr. */
+redisContext *sim_control_connect_via(const sim_control *ctl, int client, int node,
+                                      char *errstr, size_t len);
 
 /* The port a sentinel (on connection c) names as master's address now;
  * -1 when it does not know. */

@@ -40,6 +40,9 @@ static const char *type_names[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_FAILOVER] = "failover",
     [SIM_EV_NODE_DOWN] = "node-down",
     [SIM_EV_RESTART] = "restart",
+    [SIM_EV_CUT_BEGIN] = "cut-begin",
+    [SIM_EV_CUT_END] = "cut-end",
+    [SIM_EV_CLOCK_JUMP] = "clock-jump",
     [SIM_EV_KEY] = "key",
     [SIM_EV_STOCK_INITIAL] = "stock-initial",
     [SIM_EV_STOCK_FINAL] = "stock-final",
@@ -204,6 +207,12 @@ int sim_history_add_node(sim_history *h, int node, sim_event_type type,
     return add(h, SIM_NO_CLIENT, 0, node, type, value, 0, 0, detail);
 }
 
+int sim_history_add_link(sim_history *h, int client, int node,
+                         sim_event_type type, int64_t value, const char *detail)
+{
+    return add(h, client, 0, node, type, value, 0, 0, detail);
+}
+
 /* ---- order ------------------------------------------------------------ */
 
 /* The rank of a type among events stamped in the same nanosecond: one
@@ -227,11 +236,14 @@ static const unsigned char type_rank[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_FAILPOINT] = 9,
     [SIM_EV_PAUSE_BEGIN] = 10,
     [SIM_EV_PAUSE_END] = 10,
+    [SIM_EV_CUT_BEGIN] = 10,
+    [SIM_EV_CUT_END] = 10,
     [SIM_EV_CRASH] = 11,
     [SIM_EV_KEY] = 12,          /* + the key event's kind: 12, 13 or 14 */
     [SIM_EV_FAILOVER] = 15,
     [SIM_EV_NODE_DOWN] = 15,
     [SIM_EV_RESTART] = 15,
+    [SIM_EV_CLOCK_JUMP] = 15,
     [SIM_EV_STOCK_FINAL] = 16,
 };
 

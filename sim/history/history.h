@@ -19,6 +19,9 @@
  *   int          sim_history_add_node(sim_history *h, int node,
  *                                     sim_event_type type, int64_t value,
  *                                     const char *detail);
+ *   int          sim_history_add_link(sim_history *h, int client, int node,
+ *                                     sim_event_type type, int64_t value,
+ *                                     const char *detail);
  *   int          sim_history_add_token(sim_history *h, int client,
  *                                      int thread, sim_event_type type,
  *                                      int64_t value, int64_t token,
@@ -100,6 +103,13 @@ typedef enum sim_event_type {
                                * restarts; value: its port */
     SIM_EV_RESTART,           /* a node came back empty (no persistence):
                                * the key it held is gone; value: its port */
+    SIM_EV_CUT_BEGIN,         /* the client is cut off from a node: what it
+                               * sends there and what it would get back are
+                               * dropped, its connections stay open; value:
+                               * the planned length in ms, 0 unknown */
+    SIM_EV_CUT_END,           /* the client's link to that node is back */
+    SIM_EV_CLOCK_JUMP,        /* a node's wall clock jumped forward by value
+                               * ms: its keys' TTLs ran that much shorter */
     /* The observer: a keyspace event on the lock key, stamped on arrival.
      * detail: set, expire, del, expired, hset, hincrby, ... */
     SIM_EV_KEY,
@@ -174,6 +184,11 @@ int sim_history_add(sim_history *h, int client, int thread,
  * the nemesis (client SIM_NO_CLIENT). */
 int sim_history_add_node(sim_history *h, int node, sim_event_type type,
                          int64_t value, const char *detail);
+
+/* The same for an event about a client's link to one node (a cut: the
+ * nemesis records it with the client's number and the node's). */
+int sim_history_add_link(sim_history *h, int client, int node,
+                         sim_event_type type, int64_t value, const char *detail);
 
 /* The same for a step that carried a fencing token (0: none). */
 int sim_history_add_token(sim_history *h, int client, int thread,

@@ -1,6 +1,7 @@
 /* html_faults: the faults of a run's timeline (pauses, kills, failpoints,
- * a node's death and restart, the failover's steps) as marks on its time
- * axis, each with a label in a row where it covers no other, and a
+ * a node's death and restart, the failover's steps, a client cut off
+ * from the lock's servers, a node's clock that jumps) as marks on its
+ * time axis, each with a label in a row where it covers no other, and a
  * tooltip that tells it in full. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -25,6 +26,61 @@ static int64_t pause_end(const sim_html_run *r, size_t i)
         if (r->ev[k].type == SIM_EV_PAUSE_END && r->ev[k].client == r->ev[i].client)
             return r->ev[k].t_ns;
     return r->ev[r->n - 1].t_ns;
+}
+
+/* A cut of a client's links: its end (the client's next cut-end, or the
+ * run's end), the nodes it cut (a bit each); 0 when event i is not the
+ * first cut-begin of a cut. */
+static int cut_of(const sim_html_run *r, size_t i, int64_t *end, unsigned *nodes)
+{
+    const sim_event *e = &r->ev[i];
+
+    for (size_t k = i; k-- > 0;)
+        if (r->ev[k].client == e->client && r->ev[k].type == SIM_EV_CUT_BEGIN)
+            return 0;
+        else if (r->ev[k].client == e->client && r->ev[k].type == SIM_EV_CUT_END)
+            break;
+    *end = r->ev[r->n - 1].t_ns;
+    *nodes = 0;
+    for (size_t k = i; k < r->n; k++) {
+        if (r->ev[k].client != e->client)
+            continue;
+        if (r->ev[k].type == SIM_EV_CUT_END) {
+            *end = r->ev[k].t_ns;
+            break;
+        }
+        if (r->ev[k].type == SIM_EV_CUT_BEGIN && r->ev[k].node >= 0 && r->ev[k].node < 32)
+            *nodes |= 1u << r->ev[k].node;
+    }
+    return 1;
+}
+
+static int cut_mark(const sim_svg *s, size_t i, sim_svg_mark *m, const char *who, long at)
+{
+    unsigned nodes;
+    int all = s->nodes > 1 ? s->nodes : 1;
+
+    if (!cut_of(s->run, i, &m->to, &nodes))
+        return 0;
+    if (nodes == (1u << all) - 1) {
+        snprintf(m->label, sizeof(m->label), "%s cut off", who);
+        snprintf(m->tip, sizeof(m->tip), "%s was cut off from the lock's servers at %ld ms, "
+                 "until %ld ms: what it sent them and what they answered was lost", who, at,
+                 sim_report_ms(m->to, s->t0));
+    } else {
+        char list[48] = "";
+        size_t used = 0;
+
+        for (int k = 0; k < all && used < sizeof(list); k++)
+            if (nodes & (1u << k))
+                used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d",
+                                         used ? ", " : "", k);
+        snprintf(m->label, sizeof(m->label), "%s cut off from nodes %s", who, list);
+        snprintf(m->tip, sizeof(m->tip), "%s was cut off from nodes %s at %ld ms, until "
+                 "%ld ms: what it sent them and what they answered was lost", who, list, at,
+                 sim_report_ms(m->to, s->t0));
+    }
+    return 1;
 }
 
 static int failover_is_told(const char *step)
@@ -73,6 +129,22 @@ static int fault_mark(const sim_svg *s, size_t i, sim_svg_mark *m)
         snprintf(m->label, sizeof(m->label), "node %d restarts empty", e->node);
         snprintf(m->tip, sizeof(m->tip), "node %d's server came back at %ld ms "
                  "without the keys it had (no persistence)", e->node, at);
+        return 1;
+    case SIM_EV_CUT_BEGIN:
+        return cut_mark(s, i, m, who, at);
+    case SIM_EV_CLOCK_JUMP:
+        if (s->nodes > 1)
+            snprintf(m->label, sizeof(m->label), "node %d's clock +%lld ms", e->node,
+                     (long long)e->value);
+        else
+            snprintf(m->label, sizeof(m->label), "clock +%lld ms", (long long)e->value);
+        if (s->nodes > 1)
+            snprintf(m->tip, sizeof(m->tip), "node %d's wall clock jumped %lld ms forward at "
+                     "%ld ms: every TTL there ran that much shorter", e->node,
+                     (long long)e->value, at);
+        else
+            snprintf(m->tip, sizeof(m->tip), "the server's wall clock jumped %lld ms forward "
+                     "at %ld ms: every TTL there ran that much shorter", (long long)e->value, at);
         return 1;
     case SIM_EV_FAILOVER:
         m->told = failover_is_told(e->detail);

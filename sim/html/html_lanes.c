@@ -2,8 +2,8 @@
  * stretches and moments that lanes.h reads from its history, the same
  * that the terminal's timeline draws: for each client, when it waited
  * for the lock, held it, worked inside its critical section, released it
- * (and how the release ended), was paused, and the moment it was killed
- * or gave up. */
+ * (and how the release ended), was paused or cut off from the lock's
+ * servers, and the moment it was killed or gave up. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,13 +182,41 @@ static void instant(lanes *l, const sim_stretch *st, double y, const char *who)
     }
 }
 
+/* A client cut off from the lock's servers: a broken line along the top
+ * of its lane, over whatever it did meanwhile (it ran on). */
+static void cut_line(sim_svg *s, const sim_stretch *st, double y, const char *who)
+{
+    double x = sim_svg_x(s, st->from), x2 = sim_svg_x(s, st->to);
+    char where[64] = "the lock's servers";
+    size_t used = 0;
+    int all = s->nodes > 1 ? s->nodes : 1, count = 0, seen = 0;
+
+    for (int k = 0; k < all; k++)
+        count += (int)((st->read >> k) & 1);
+    if (count < all) {
+        used = (size_t)snprintf(where, sizeof(where), count > 1 ? "nodes " : "node ");
+        for (int k = 0; k < all && used < sizeof(where); k++)
+            if ((st->read >> k) & 1)
+                used += (size_t)snprintf(where + used, sizeof(where) - used, "%s%d",
+                                         seen++ == 0 ? "" : seen == count ? " and " : ", ", k);
+    }
+    SIM_SVG_USE(s, SIM_SW_CUT);
+    sim_svg_group(s, "class=\"cut\"", "%s is cut off from %s: %ld to %ld ms; what it "
+                  "sends them and what they answer is lost, and its process runs on", who,
+                  where, sim_report_ms(st->from, s->t0), sim_report_ms(st->to, s->t0));
+    sim_svg_cut(s, x, x2, y + 4);
+    sim_svg_end(s);
+}
+
 static void draw(lanes *l, const sim_stretch *st, double y)
 {
     double x = sim_svg_x(l->s, st->from);
     char who[SIM_REPORT_NAME];
 
     sim_check_client_name(st->client, who, sizeof(who));
-    if (st->kind == SIM_LANE_RELEASE)
+    if (st->kind == SIM_LANE_CUT)
+        cut_line(l->s, st, y, who);
+    else if (st->kind == SIM_LANE_RELEASE)
         release_bar(l->s, st, x, sim_svg_x(l->s, st->to) - x, y, who);
     else if (st->kind == SIM_LANE_WAIT || st->kind == SIM_LANE_HOLD || st->kind == SIM_LANE_CS ||
              st->kind == SIM_LANE_PAUSE)

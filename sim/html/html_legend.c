@@ -16,6 +16,8 @@ static const char *const legend_words[SIM_SW_COUNT] = {
     [SIM_SW_NOT_OWNER] = "its release said NOT_OWNER",
     [SIM_SW_ERROR] = "an error: its outcome is unknown",
     [SIM_SW_PAUSE] = "paused (SIGSTOP)",
+    [SIM_SW_CUT] = "cut off from the lock's servers, or some of them: what it sends "
+                    "there is lost",
     [SIM_SW_KILLED] = "killed (SIGKILL)",
     [SIM_SW_GAVE_UP] = "gave up waiting",
     [SIM_SW_SALE] = "the stock it read \u2192 wrote",
@@ -45,6 +47,7 @@ static void swatch(sim_svg *s, int kind, double x, double y)
     case SIM_SW_PAUSE:
         sim_svg_rect(s, x, y, 26, 18, "fill=\"url(#hatch)\" stroke=\"#263238\"");
         break;
+    case SIM_SW_CUT: sim_svg_cut(s, x, x + 26, y + 3); break;
     case SIM_SW_KILLED: sim_svg_text(s, x + 13, y + 16, "cross", "middle", "\u2715"); break;
     case SIM_SW_GAVE_UP: sim_svg_rect(s, x + 12, y, 3, 18, "fill=\"#212121\""); break;
     case SIM_SW_ERROR: sim_svg_rect(s, x + 12, y, 3, 18, "fill=\"#e65100\""); break;

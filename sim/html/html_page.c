@@ -43,7 +43,7 @@ static const char style[] =
     "table.params th{text-align:left;padding:.15em 1em .15em 0;color:#546e7a;"
     "font-weight:600}\n"
     "table.params td{padding:.15em 0}\n"
-    /* The matrix: compact, so that 13 stages by 12 scenarios still fit
+    /* The matrix: compact, so that 13 stages by 13 scenarios still fit
      * a 1400 x 1000 projector: a fixed label column, the stages sharing
      * the rest, a cell's badges two lines at most. */
     "table.matrix{border-collapse:separate;border-spacing:3px;margin:.2em 0;"

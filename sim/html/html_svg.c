@@ -128,6 +128,16 @@ void sim_svg_label(sim_svg *s, double x, double y, const char *cls,
     sim_svg_text(s, box[0], y, cls, "start", words);
 }
 
+void sim_svg_cut(sim_svg *s, double x1, double x2, double y)
+{
+    fprintf(s->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b71c1c\" "
+            "stroke-width=\"3\" stroke-dasharray=\"6 4\"/>\n<line x1=\"%.1f\" y1=\"%.1f\" "
+            "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b71c1c\" stroke-width=\"2\"/>\n<line "
+            "x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b71c1c\" "
+            "stroke-width=\"2\"/>\n", x1, y, x2 > x1 + 2 ? x2 : x1 + 2, y, x1, y - 3, x1, y + 3,
+            x2, y - 3, x2, y + 3);
+}
+
 void sim_svg_fence(sim_svg *s, double cx, double cy)
 {
     fprintf(s->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"#00695c\"/>\n",

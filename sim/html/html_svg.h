@@ -19,7 +19,7 @@
 /* The symbols a timeline may draw. Each drawing marks those it used,
  * and the legend under the picture explains those. */
 enum { SIM_SW_WAIT, SIM_SW_HOLD, SIM_SW_CS, SIM_SW_RELEASE, SIM_SW_NOT_OWNER,
-       SIM_SW_ERROR, SIM_SW_PAUSE, SIM_SW_KILLED, SIM_SW_GAVE_UP, SIM_SW_SALE,
+       SIM_SW_ERROR, SIM_SW_PAUSE, SIM_SW_CUT, SIM_SW_KILLED, SIM_SW_GAVE_UP, SIM_SW_SALE,
        SIM_SW_TOKEN, SIM_SW_KEY, SIM_SW_KEY_NO_TTL, SIM_SW_FAULT, SIM_SW_OVERLAP,
        SIM_SW_FENCE, SIM_SW_CLASH, SIM_SW_ME, SIM_SW_MD, SIM_SW_DL, SIM_SW_COUNT };
 
@@ -85,6 +85,10 @@ int sim_svg_claim(sim_svg *s, const double box[4]);
  * it covers none; then claimed and drawn. */
 void sim_svg_label(sim_svg *s, double x, double y, const char *cls,
                    const char *words);
+
+/* A cut link from x1 to x2 at height y: a dashed red line, broken at
+ * its ends (the lane of a client cut off from the lock's servers). */
+void sim_svg_cut(sim_svg *s, double x1, double x2, double y);
 
 /* The fence's marks: F, a refused write (the fence held); T, a token
  * two holders shared (the fence failed): a ring cut through. */

@@ -56,11 +56,53 @@ void sim_nemesis_stopped(sim_nemesis *n, int client)
     n->resume_ns[client] = sim_now_ns() + (int64_t)ms * 1000000;
 }
 
+/* ---- links ------------------------------------------------------------------- */
+
+/* One event per node of the set, so that each node's lane can tell it. */
+static void record_link(sim_nemesis *n, int client, unsigned nodes, sim_event_type type,
+                        long long value, const char *detail)
+{
+    for (int node = 0; node < SIM_NODES_MAX; node++)
+        if (nodes & (1u << node))
+            sim_history_add_link(n->h, client, node, type, value, detail);
+}
+
+void sim_nemesis_cut(sim_nemesis *n, int client, unsigned nodes, long ms)
+{
+    nodes &= ~n->cut[client];
+    if (nodes == 0)
+        return;
+    record_link(n, client, nodes, SIM_EV_CUT_BEGIN, ms > 0 ? ms : 0, "black hole");
+    sim_proxy_cut(n->ctl, client, nodes);
+    n->cut[client] |= nodes;
+    n->heal_ns[client] = ms > 0 ? sim_now_ns() + (int64_t)ms * 1000000 : 0;
+}
+
+void sim_nemesis_heal(sim_nemesis *n, int client)
+{
+    unsigned nodes = n->cut[client];
+
+    if (nodes == 0)
+        return;
+    sim_proxy_heal(n->ctl, client, nodes);
+    record_link(n, client, nodes, SIM_EV_CUT_END, 0, "");
+    n->cut[client] = 0;
+    n->heal_ns[client] = 0;
+}
+
+int sim_nemesis_clock_jump(sim_nemesis *n, int node, long ms, char *errstr, size_t len)
+{
+    return sim_servers_clock_jump(n->srv, node, ms, errstr, len);
+}
+
 void sim_nemesis_tick(sim_nemesis *n)
 {
     int64_t now = sim_now_ns();
     int i;
 
+    for (i = 0; i < SIM_CLIENTS_MAX; i++)
+        if (n->heal_ns[i] != 0 && now >= n->heal_ns[i])
+            sim_nemesis_heal(n, i);
     for (i = 0; i < SIM_CLIENTS_MAX; i++) {
         if (n->resume_ns[i] == 0 || now < n->resume_ns[i])
             continue;
@@ -78,7 +120,7 @@ int sim_nemesis_busy(const sim_nemesis *n)
     int i;
 
     for (i = 0; i < SIM_CLIENTS_MAX; i++) {
-        if (n->resume_ns[i] != 0)
+        if (n->resume_ns[i] != 0 || n->heal_ns[i] != 0)
             return 1;
     }
     return 0;

@@ -3,6 +3,7 @@
  * is a fork of this process; the servers come from their kind (servers.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "checker.h"
 #include "fleet.h"
 #include "nemesis.h"
+#include "proxy.h"
 #include "resource.h"
 #include "runner.h"
 #include "servers.h"
@@ -24,6 +26,7 @@
 #define RUN_LIMIT_MS 60000     /* a run that takes longer is stuck */
 #define CLIENT_TIMEOUT_MS 2000 /* the clients' connect and command timeout */
 #define FAILPOINT_LEN 128
+#define CLOCK_SHIM "clockshim.so"  /* built next to the stages' folders */
 
 typedef struct runner {
     const sim_scenario *s;
@@ -31,6 +34,10 @@ typedef struct runner {
     sim_servers srv;                        /* the lock's servers and the resource */
     sim_fleet fleet;                        /* the clients, their control block, the history */
     sim_nemesis nem;
+    sim_proxy proxy;                        /* between clients and nodes, in a
+                                             * run that cuts links */
+    char shim[PATH_MAX];                    /* the clock library, in a run
+                                             * whose clock jumps */
     int n;                                  /* clients */
     const sim_actor *actor[SIM_CLIENTS_MAX]; /* each client's line of the table */
     int started[SIM_CLIENTS_MAX];           /* its start flag is set */
@@ -109,7 +116,7 @@ static int setup_control(runner *r, char *errstr, size_t len)
     snprintf(ctl->lock_name, sizeof(ctl->lock_name), "%s", LOCK_NAME);
     ctl->lease_ms = r->cfg->lease_ms;
     ctl->retry_ms = r->cfg->lease_ms / 30 > 0 ? r->cfg->lease_ms / 30 : 1;
-    ctl->timeout_ms = CLIENT_TIMEOUT_MS;
+    ctl->timeout_ms = r->s->fault.timeout > 0 ? leases(r, r->s->fault.timeout) : CLIENT_TIMEOUT_MS;
     /* Far below the lease, and far above a reply's delay on a loaded
      * machine: a node is never counted failed for being slow. */
     ctl->node_timeout_ms = leases(r, 0.5);
@@ -157,36 +164,98 @@ static int spawn_clients(runner *r, char *errstr, size_t len)
     return sim_fleet_spawn(&r->fleet, r->cfg->client_program, arming, errstr, len);
 }
 
-/* The nodes the restart scenario keeps down until it strikes: as many as
- * it asks, and never so many that the rest are no majority (a lock of one
- * node has none to spare). */
-static int nodes_down(const runner *r)
+/* The last nodes that the fault keeps from the target until it strikes
+ * (down for a restart, cut off for a clock jump): as many as it asks,
+ * and never so many that the rest are no majority (a lock of one node
+ * has none to spare). */
+static int nodes_apart(const runner *r, int kind)
 {
     int spare = r->srv.nodes - (r->srv.nodes / 2 + 1);
 
-    if (r->s->fault.kind != SIM_FAULT_RESTART)
+    if (r->s->fault.kind != kind)
         return 0;
     return r->s->fault.down < spare ? r->s->fault.down : spare;
 }
 
-static int setup(runner *r, char *errstr, size_t len)
+/* The nodes of the target's bare majority are the first ones; the jump
+ * is the last of them's. */
+static int jump_node(const runner *r)
+{
+    int cut = nodes_apart(r, SIM_FAULT_CLOCK_JUMP);
+
+    return cut > 0 ? r->srv.nodes - cut - 1 : 0;
+}
+
+static unsigned all_nodes(const runner *r)
+{
+    return (1u << r->srv.nodes) - 1;
+}
+
+/* The proxy costs a hop on every command: only a run that cuts a link
+ * has one. */
+static int needs_proxy(const runner *r)
+{
+    return r->s->fault.kind == SIM_FAULT_PARTITION ||
+           nodes_apart(r, SIM_FAULT_CLOCK_JUMP) > 0;
+}
+
+/* The clock library, built next to the stages' folders of the client
+ * program's build: build/clockshim.so for build/v3/client. Its whole
+ * path: a server preloads it from a dir of its own. */
+static int find_shim(runner *r, char *errstr, size_t len)
+{
+    const char *prog = r->cfg->client_program, *slash = strrchr(prog, '/');
+    char near[PATH_MAX];
+    int n = snprintf(near, sizeof(near), "%.*s/../%s", slash != NULL ? (int)(slash - prog) : 1,
+                     slash != NULL ? prog : ".", CLOCK_SHIM);
+
+    if (n < 0 || (size_t)n >= sizeof(near) || realpath(near, r->shim) == NULL)
+        return sim_error(errstr, len, "the clock library %s is missing: build it with make",
+                         near);
+    return 0;
+}
+
+static int start_servers(runner *r, char *errstr, size_t len)
 {
     int failover = r->s->fault.kind == SIM_FAULT_FAILOVER;
     unsigned flags = failover ? SIM_SERVERS_STANDBY : 0;
-    int i;
 
     if (r->cfg->sentinel)
         flags |= SIM_SERVERS_SENTINEL;
+    if (r->s->fault.kind != SIM_FAULT_CLOCK_JUMP)
+        return sim_servers_start(&r->srv, sim_stage_get(r->cfg->stage), flags, errstr, len);
+    if (find_shim(r, errstr, len) != 0)
+        return -1;
+    return sim_servers_start_clock(&r->srv, sim_stage_get(r->cfg->stage),
+                                   flags | SIM_SERVERS_CLOCK, r->shim, errstr, len);
+}
+
+/* Before any client runs: the nodes the fault keeps down, or keeps the
+ * target from. */
+static void before_start(runner *r)
+{
+    int cut = nodes_apart(r, SIM_FAULT_CLOCK_JUMP), target = r->s->fault.target - 'A';
+
+    for (int i = r->srv.nodes - nodes_apart(r, SIM_FAULT_RESTART); i < r->srv.nodes; i++)
+        sim_nemesis_down(&r->nem, i);
+    if (cut > 0 && target >= 0 && target < r->n)
+        sim_nemesis_cut(&r->nem, target, all_nodes(r) & ~((1u << (r->srv.nodes - cut)) - 1), 0);
+}
+
+static int setup(runner *r, char *errstr, size_t len)
+{
     if (assign_actors(r, errstr, len) != 0 ||
-        sim_servers_start(&r->srv, sim_stage_get(r->cfg->stage), flags, errstr, len) != 0 ||
+        start_servers(r, errstr, len) != 0 ||
         setup_control(r, errstr, len) != 0 ||
         stock(r, 0, errstr, len) != 0)
         return -1;
     sim_nemesis_init(&r->nem, &r->srv, r->fleet.ctl, r->fleet.h, r->fleet.pid);
-    if (failover && sim_servers_prepare_failover(&r->srv, errstr, len) != 0)
+    if (r->s->fault.kind == SIM_FAULT_FAILOVER &&
+        sim_servers_prepare_failover(&r->srv, errstr, len) != 0)
         return -1;
-    for (i = r->srv.nodes - nodes_down(r); i < r->srv.nodes; i++)
-        sim_nemesis_down(&r->nem, i);
+    if (needs_proxy(r) && sim_proxy_start(&r->proxy, r->fleet.ctl, r->n, errstr, len) != 0)
+        return -1;
+    before_start(r);
     return spawn_clients(r, errstr, len);
 }
 
@@ -256,7 +325,7 @@ static int restart(runner *r, char *errstr, size_t len)
 
     if (sim_nemesis_restart(&r->nem, 0, errstr, len) != 0)
         return -1;
-    for (i = r->srv.nodes - nodes_down(r); i < r->srv.nodes; i++) {
+    for (i = r->srv.nodes - nodes_apart(r, SIM_FAULT_RESTART); i < r->srv.nodes; i++) {
         if (sim_nemesis_restart(&r->nem, i, errstr, len) != 0)
             return -1;
     }
@@ -277,6 +346,14 @@ static int strike(runner *r, int64_t now, char *errstr, size_t len)
         return -1;
     if (f->kind == SIM_FAULT_RESTART && restart(r, errstr, len) != 0)
         return -1;
+    if (f->kind == SIM_FAULT_PARTITION && target >= 0 && target < r->n)
+        sim_nemesis_cut(&r->nem, target, all_nodes(r), leases(r, f->len));
+    if (f->kind == SIM_FAULT_CLOCK_JUMP) {
+        if (target >= 0 && target < r->n)
+            sim_nemesis_heal(&r->nem, target);
+        if (sim_nemesis_clock_jump(&r->nem, jump_node(r), leases(r, f->len), errstr, len) != 0)
+            return -1;
+    }
     if ((f->kind == SIM_FAULT_PAUSE || f->kind == SIM_FAULT_CRASH) &&
         target >= 0 && target < r->n && r->fleet.pid[target] != 0) {
         if (f->kind == SIM_FAULT_PAUSE)
@@ -353,6 +430,7 @@ static int finish(runner *r, sim_run *run, char *errstr, size_t len)
 static void teardown(runner *r)
 {
     sim_fleet_end(&r->fleet);
+    sim_proxy_stop(&r->proxy);
     sim_servers_stop(&r->srv);
 }
 

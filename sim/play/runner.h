@@ -1,7 +1,8 @@
 /* runner: plays a scenario against a stage, the way Jepsen runs a test.
  *
  * sim_runner_play starts the servers (servers.h: the kind the stage names), the observer and the
- * fleet of client processes, starts each client when its trigger fires,
+ * fleet of client processes (and, in a run that cuts a client's link, the proxy between them
+ * and the servers: proxy.h), starts each client when its trigger fires,
  * lets the nemesis inject the fault when its time comes, and returns the
  * history. It never judges: the checker does that. One thread, one loop:
  * every tick it reaps or notices stopped clients, lets the nemesis resume

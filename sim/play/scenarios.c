@@ -148,6 +148,40 @@ static const sim_scenario table[] = {
           .start = AFTER('B', WAITING, 0.2) } },
       { .kind = SIM_FAULT_CRASH, .target = 'B', .when = AFTER('B', WAITING, 0.3) },
       { "-", "-", "-", "-", "-", "-", "-", "-", "ST" } },
+
+    /* 0.1 L into its section A is cut off from every node for 3 L: what
+     * it sends them is dropped, its calls time out after 1 L; its process
+     * runs on, and so does its resource server. Its section lasts until
+     * 0.5 L after the link is back. A lease nobody renews runs out 1 L
+     * after A's last write to the key (a watchdog's renewals time out):
+     * B, waiting since 0.2 L, takes the lock, reads the stock A read,
+     * sells and leaves within 1 L, and A, working on, writes last, 1.6 L
+     * after B left. Without a lease (v1) B waits for A's release. */
+    { "partition", "the holder is cut off from the lock's servers while it works", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START,
+          .until = AFTER_FAULT(3.5) },
+        { 'B', SIM_PLAN_ONCE, .hold = 1, .wait = LONG_WAIT, .lease = 2,
+          .start = AFTER('A', IN_CS, 0.2) } },
+      { .kind = SIM_FAULT_PARTITION, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3,
+        .timeout = 1 },
+      { "-", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU" } },
+
+    /* A's own lease (1.8 L) covers its work (0.9 L). 0.1 L into it, the
+     * wall clock of a node with A's key jumps 2 L forward: the key's TTL,
+     * 1.8 L at most, has run out there. B asks 0.1 L later, takes the
+     * lock and sells within 0.3 L; A, still inside, writes 0.4 L after B
+     * left. Of several nodes, A asks while it cannot reach the last two
+     * (a bare majority, nodes 0 to 2: its try waits out their node
+     * timeout, 0.5 L); node 2's clock jumps, the link comes back with it,
+     * and B wins nodes 2, 3 and 4. Without a TTL (v1) the clock changes
+     * nothing: B waits for A's release. */
+    { "clock-jump", "a lock server's wall clock jumps forward while the holder works", 10,
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.9, .wait = 1, .lease = 1.8, .start = AT_START },
+        { 'B', SIM_PLAN_ONCE, .hold = 0.3, .wait = LONG_WAIT, .lease = 2,
+          .start = AFTER_FAULT(0.1) } },
+      { .kind = SIM_FAULT_CLOCK_JUMP, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 2,
+        .down = 2 },
+      { "-", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU" } },
 };
 
 #define SCENARIOS (sizeof(table) / sizeof(table[0]))

@@ -46,18 +46,32 @@ typedef enum sim_fault_kind {
     SIM_FAULT_PAUSE,    /* SIGSTOP the target for len leases */
     SIM_FAULT_CRASH,    /* SIGKILL the target */
     SIM_FAULT_FAILOVER, /* promote node 0's replica, which lacks the lock */
-    SIM_FAULT_RESTART   /* node 0 restarts empty (no persistence), and the
+    SIM_FAULT_RESTART,  /* node 0 restarts empty (no persistence), and the
                          * nodes that were down come back, empty too */
+    SIM_FAULT_PARTITION, /* the target is cut off from every node of the
+                          * lock for len leases (a black hole: its calls
+                          * time out); its process and its resource
+                          * server run on */
+    SIM_FAULT_CLOCK_JUMP /* a node's wall clock jumps len leases forward:
+                          * node 0, or, of a lock of several with `down`
+                          * nodes, the last node of the target's bare
+                          * majority */
 } sim_fault_kind;
 
 typedef struct sim_fault {
     int kind;          /* a sim_fault_kind */
     char target;       /* the client paused or crashed */
     sim_trigger when;  /* when the nemesis strikes */
-    double len;        /* pause: how long, in leases */
+    double len;        /* pause, partition: how long; clock jump: how
+                        * far; in leases */
     int down;          /* restart: the last `down` nodes of a lock of
                         * several are down from the start until it
-                        * strikes (a lock of one node has none to spare) */
+                        * strikes; clock jump: the target is cut off
+                        * from them until then (a lock of one node has
+                        * none to spare) */
+    double timeout;    /* the clients' connect and command timeout, in
+                        * leases, where the fault makes calls time out;
+                        * 0: the runner's, far above any reply's delay */
 } sim_fault;
 
 typedef struct sim_scenario {

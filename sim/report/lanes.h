@@ -5,7 +5,8 @@
  *
  * A client's life is a list of stretches: it waited for the lock, held
  * it, was inside its critical section, released it (and how the release
- * ended), was paused; and of moments: a sale (the stock it read and
+ * ended), was paused, was cut off from the lock's servers; and of
+ * moments: a sale (the stock it read and
  * wrote), a fencing token drawn, a write the fence refused, an acquire
  * that gave up or ended in an error, a kill, and the end of a pause
  * with what the client woke into. A client's threads share its lane.
@@ -26,13 +27,15 @@
 #include "history.h"
 
 /* What a stretch is, in the order a picture draws them: the critical
- * section lies over the hold, a pause over both. */
+ * section lies over the hold, a pause over both, a cut over all. */
 enum {
     SIM_LANE_WAIT,     /* between an acquire's invoke and its outcome */
     SIM_LANE_HOLD,     /* from acquire-ok to the outermost release's invoke */
     SIM_LANE_CS,       /* inside the critical section */
     SIM_LANE_RELEASE,  /* from a release's invoke to its outcome (ended) */
     SIM_LANE_PAUSE,    /* the process stopped (SIGSTOP, or its own failpoint) */
+    SIM_LANE_CUT,      /* cut off from nodes of the lock (read: a bit per
+                        * node), its process running on */
     SIM_LANE_SALE,     /* a moment: read the stock (read), wrote it (wrote) */
     SIM_LANE_TOKEN,    /* a moment: the fencing token drawn (wrote) */
     SIM_LANE_REFUSED,  /* a moment: the verdict's refusal number wrote */

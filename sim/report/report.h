@@ -92,6 +92,7 @@ void sim_report_verdict(FILE *out, const sim_verdict *v, const sim_event *ev,
                                       * gap, the rule, the stock */
 #define SIM_REPORT_NODES (1u << 11)  /* a fault of the lock's server(s) */
 #define SIM_REPORT_MAJORITY (1u << 12) /* who held which nodes, at a moment */
+#define SIM_REPORT_CUT (1u << 13)    /* a client cut off from the lock's servers */
 
 /* One line of a run's story. */
 typedef struct sim_report_line {
@@ -108,7 +109,8 @@ typedef void sim_report_line_fn(const sim_report_line *line, void *arg);
 /* The story of a run, in time order: each episode of v, each release
  * result that matters, each write the resource refused and the first
  * token two holders shared, each fault of the lock's servers (those in a
- * row told in one line; headed "server" for a lock of one), and for a
+ * row told in one line; headed "server" for a lock of one), each client
+ * cut off from them (headed "partition"), and for a
  * lock of several nodes who held which nodes when the story turned, cap of a kind in full, then one "and N more
  * ... like these" line per kind that had more. fn gets each line. Returns
  * the lines told. The terminal (sim_report_verdict) tells it with cap

@@ -9,6 +9,7 @@
  *                      results that matter, in time order
  *   report_nodes.c     a lock of several nodes: each node's fault, and
  *                      who held which nodes when the story turned
+ *   report_links.c     a client cut off from the lock's servers
  *   report_timeline.c  the ASCII timeline's lanes
  *   report_legend.c    the legend under them (report_timeline.h)
  *   report_matrix.c    the fault matrix and its evidence */
@@ -72,12 +73,28 @@ void sim_report_clash(char *buf, size_t len, const sim_token_clash *k,
 void sim_report_clash_brief(char *buf, size_t len, const sim_token_clash *k,
                             int64_t t0_ns);
 
-/* A node's fault (it went down, restarted empty, or failed over), in
- * words: "node 0 restarted empty at 140 ms and lost A's key", and 1; 0
- * when e is no such fault. A lock of one server says "the primary" (a
- * failover) or "the server" for node 0. */
+/* A node's fault (it went down, restarted empty, failed over, or its
+ * clock jumped), in words: "node 0 restarted empty at 140 ms and lost
+ * A's key", "node 2's clock jumped 600 ms forward at 120 ms; A's key
+ * there expired at 125 ms", and 1; 0 when e is no such fault. A lock of
+ * one server says "the primary" (a failover) or "the server" for node
+ * 0. ev (n events) is the history e is in. */
 int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
-                          const sim_event *e, int64_t t0_ns);
+                          const sim_event *ev, size_t n, const sim_event *e,
+                          int64_t t0_ns);
+
+/* A client cut off from the lock's servers, told where event i (the
+ * first cut-begin of a cut) is: "A was cut off from the lock's servers
+ * at 30 ms, for 900 ms; its key expired at 300 ms while A was inside",
+ * and 1; 0 when event i begins no cut. A cut that leaves the client's
+ * key in place names who waited through it. */
+int sim_report_cut(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
+                   size_t n, size_t i, int64_t t0_ns);
+
+/* 1 when the key that ended at t on node ended as how says ("expired",
+ * "del": the key event stamped then). */
+int sim_report_key_ended(const sim_event *ev, size_t n, int node, int64_t t,
+                         const char *how);
 
 /* Who held which nodes when the story turned (the first time two held
  * the lock, or else the first time a waiter gave up): "at 260 ms, B's

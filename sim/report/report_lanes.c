@@ -18,6 +18,8 @@ typedef struct reader {
     thread_state *th;
     size_t n_th, cap_th;
     int64_t *paused;     /* per client: a pause's start + 1; 0: none */
+    int64_t *cut;        /* per client: a cut's start + 1; 0: none */
+    int64_t *cut_nodes;  /* per client: the nodes it is cut off from */
     int *dead;           /* per client: killed; its events end there */
     int failed;          /* out of memory */
 } reader;
@@ -182,6 +184,19 @@ static void pause_ends(reader *r, int c, int64_t at)
     r->paused[c] = 0;
 }
 
+/* A cut ends (its link is back, the client died, or the run ended): one
+ * stretch with every node it was cut off from. */
+static void cut_ends(reader *r, int c, int64_t at)
+{
+    int64_t since = r->cut[c] - 1;
+    sim_stretch *s;
+
+    if (r->cut[c] > 0 && (s = close_at(r, c, SIM_LANE_CUT, &since, at)) != NULL)
+        s->read = r->cut_nodes[c];
+    r->cut[c] = 0;
+    r->cut_nodes[c] = 0;
+}
+
 static void client_event(reader *r, const sim_event *e)
 {
     int c = e->client;
@@ -189,7 +204,14 @@ static void client_event(reader *r, const sim_event *e)
 
     if (r->dead[c])
         return;
-    if (e->type == SIM_EV_PAUSE_BEGIN) {
+    if (e->type == SIM_EV_CUT_BEGIN) {
+        if (r->cut[c] == 0)
+            r->cut[c] = e->t_ns + 1;
+        if (e->node >= 0 && e->node < 63)
+            r->cut_nodes[c] |= (int64_t)1 << e->node;
+    } else if (e->type == SIM_EV_CUT_END) {
+        cut_ends(r, c, e->t_ns);
+    } else if (e->type == SIM_EV_PAUSE_BEGIN) {
         r->paused[c] = e->t_ns + 1;
     } else if (e->type == SIM_EV_PAUSE_END) {
         if (r->paused[c] > 0)
@@ -200,6 +222,7 @@ static void client_event(reader *r, const sim_event *e)
 
         close_at(r, c, SIM_LANE_PAUSE, &since, e->t_ns);
         r->paused[c] = 0;
+        cut_ends(r, c, e->t_ns);
         for (size_t k = 0; k < r->n_th; k++)
             if (r->th[k].client == c)
                 close_thread(r, &r->th[k], e->t_ns);
@@ -221,6 +244,7 @@ static void finish(reader *r, int clients, int64_t end, const sim_verdict *v)
 
         if (r->paused[c] > 0)
             close_at(r, c, SIM_LANE_PAUSE, &since, end);
+        cut_ends(r, c, end);
     }
     for (size_t i = 0; v != NULL && i < v->n_refusals; i++) {
         const sim_refusal *f = &v->refusals[i];
@@ -240,8 +264,11 @@ int sim_lanes_read(sim_lanes *l, const sim_event *ev, size_t n, int clients,
     memset(l, 0, sizeof(*l));
     if (clients > 0) {
         r.paused = calloc((size_t)clients, sizeof(*r.paused));
+        r.cut = calloc((size_t)clients, sizeof(*r.cut));
+        r.cut_nodes = calloc((size_t)clients, sizeof(*r.cut_nodes));
         r.dead = calloc((size_t)clients, sizeof(*r.dead));
-        r.failed = r.paused == NULL || r.dead == NULL;
+        r.failed = r.paused == NULL || r.cut == NULL || r.cut_nodes == NULL ||
+                   r.dead == NULL;
     }
     for (size_t i = 0; !r.failed && i < n; i++)
         if (ev[i].client >= 0 && ev[i].client < clients)
@@ -250,6 +277,8 @@ int sim_lanes_read(sim_lanes *l, const sim_event *ev, size_t n, int clients,
         finish(&r, clients, end, v);
     free(r.th);
     free(r.paused);
+    free(r.cut);
+    free(r.cut_nodes);
     free(r.dead);
     if (r.failed)
         sim_lanes_free(l);

@@ -24,6 +24,10 @@ static const symbol key_symbols[] = {
     { '^', "failover: the new primary has no key" },
     { '>', "restart: the node came back empty" },
     { ':', "the node is down" }, { 0, NULL } };
+/* On the time axis's rule; '[' is told with its ']' as one item. */
+static const symbol axis_symbols[] = {
+    { '[', "] a client cut off from the lock's servers" },
+    { '}', "a server's clock jumped forward" }, { 0, NULL } };
 static const symbol mark_symbols[] = {
     { '!', "two holders" }, { '*', "a lock deleted by a non-owner" },
     { '@', "a waiter gave up: deadlock" },
@@ -133,6 +137,7 @@ void sim_report_legend(FILE *out, const timeline *tl, int marks)
                 drawn[k++] = s->ch;
                 break;
             }
+    legend_group(out, &left, "time:", axis_symbols, tl->faults, (size_t)tl->width, NULL);
     legend_group(out, &left, "clients:", client_symbols, drawn, k,
                  "(blank) idle");
     legend_key(out, &left, tl);

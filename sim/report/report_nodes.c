@@ -1,5 +1,6 @@
 /* report_nodes: a lock of several nodes in words: what happened to each
- * node, and who held which of them when the story turned. The story
+ * node (a lock of one server: to the server), and who held which of them
+ * when the story turned. The story
  * (report_story.c) tells both in its time order. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -20,8 +21,50 @@ static void key_lost(char *buf, size_t len, const sim_verdict *v, int k, int64_t
                            sizeof(who), v->keys[i].owner, 0));
 }
 
+/* What a clock jump at t did to the key node k held then: "; A's key
+ * there expired at 125 ms", "" when it held none. */
+static void jump_did(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
+                     size_t n, int k, int64_t t, int64_t t0)
+{
+    const char *there = v->nodes > 1 ? " there" : "";
+    char who[SIM_REPORT_NAME];
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < v->n_keys; i++) {
+        const sim_key_span *s = &v->keys[i];
+
+        if (s->node != k || s->from_ns > t || s->to_ns <= t)
+            continue;
+        sim_report_who(who, sizeof(who), s->owner, 0);
+        if (s->ttl_ns > t)
+            sim_report_put(buf, len, "; %s's key%s has no TTL and stayed", who, there);
+        else if (s->to_ns != INT64_MAX && sim_report_key_ended(ev, n, k, s->to_ns, "expired"))
+            sim_report_put(buf, len, "; %s's key%s expired at %ld ms", who, there,
+                           sim_report_ms(s->to_ns, t0));
+        else
+            sim_report_put(buf, len, "; %s's key%s outlived it", who, there);
+    }
+}
+
+/* "node 2's clock jumped 600 ms forward at 120 ms; A's key there
+ * expired at 125 ms", or "the server's ..." for a lock of one. */
+static void jump_say(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
+                     size_t n, const sim_event *e, int64_t t0)
+{
+    char did[SIM_REPORT_SENTENCE / 2], whose[32];
+
+    jump_did(did, sizeof(did), v, ev, n, e->node, e->t_ns, t0);
+    if (v->nodes < 2)
+        sim_report_put(whose, sizeof(whose), "the server's");
+    else
+        sim_report_put(whose, sizeof(whose), "node %d's", e->node);
+    sim_report_put(buf, len, "%s clock jumped %lld ms forward at %ld ms%s", whose,
+                   (long long)e->value, sim_report_ms(e->t_ns, t0), did);
+}
+
 int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
-                          const sim_event *e, int64_t t0_ns)
+                          const sim_event *ev, size_t n, const sim_event *e,
+                          int64_t t0_ns)
 {
     int promote = e->type == SIM_EV_FAILOVER && strncmp(e->detail, "promote", 7) == 0;
     const char *what = e->type == SIM_EV_NODE_DOWN ? "went down"
@@ -29,6 +72,10 @@ int sim_report_node_fault(char *buf, size_t len, const sim_verdict *v,
                        : promote ? "failed over to a replica without the key" : NULL;
     char lost[SIM_REPORT_NAME + 24];
 
+    if (e->type == SIM_EV_CLOCK_JUMP) {
+        jump_say(buf, len, v, ev, n, e, t0_ns);
+        return 1;
+    }
     if (what == NULL)
         return 0;
     key_lost(lost, sizeof(lost), v, e->node, e->t_ns);

@@ -36,6 +36,7 @@ static const struct {
     { SIM_REPORT_CLASH, "the fence failed", "shared tokens" },
     { SIM_REPORT_NODES, "nodes", "node lines" },
     { SIM_REPORT_MAJORITY, "majority", "majorities" },
+    { SIM_REPORT_CUT, "partition", "partitions" },
 };
 #define KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -129,6 +130,34 @@ static void found(char *buf, size_t len, const sim_verdict *v,
     } else {
         sim_report_put(buf, len, "there was no key");
     }
+}
+
+/* Of a lock of several nodes, a release that returned NOT_OWNER may
+ * still have deleted the keys its client had on some nodes (too few to be
+ * a majority): "nodes 0 and 1" in buf, and 1; 0 when it deleted none.
+ * Only the owner deletes its own key, so each of them that was there at
+ * the invoke and ended in a "del" is this release's work. */
+static int own_deleted(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
+                       size_t n, const sim_event *inv)
+{
+    size_t used = 0;
+    int count = 0, seen = 0;
+
+    for (int pass = 0; pass < 2 && v->nodes > 1; pass++)
+        for (size_t k = 0; k < v->n_keys; k++) {
+            const sim_key_span *s = &v->keys[k];
+
+            if (s->owner != inv->client || s->from_ns > inv->t_ns || s->to_ns <= inv->t_ns ||
+                s->to_ns == INT64_MAX || !sim_report_key_ended(ev, n, s->node, s->to_ns, "del"))
+                continue;
+            if (pass == 0)
+                count++;
+            else if (used < len)
+                used += (size_t)snprintf(buf + used, len - used, "%s%d", seen++ == 0 ?
+                                         (count > 1 ? "nodes " : "node ") :
+                                         seen == count ? " and " : ", ", s->node);
+        }
+    return count > 0;
 }
 
 /* ---- where the client was when it woke ----------------------------------------- */
@@ -232,6 +261,12 @@ static void release_say(char *buf, size_t len, const sim_verdict *v,
                        r->detail[0] ? r->detail : "no reason recorded", what);
         return;
     }
+    if (inv != NULL && own_deleted(what, sizeof(what), v, ev, n, inv)) {
+        sim_report_put(buf, len, "%s release at %ld ms returned NOT_OWNER: it deleted "
+                       "its own keys on %s only, no majority", who,
+                       sim_report_ms(r->t_ns, t0), what);
+        return;
+    }
     if (inv != NULL)
         found(what, sizeof(what), v, ev, n, inv, t0);
     sim_report_put(buf, len, "%s release at %ld ms returned NOT_OWNER and "
@@ -259,14 +294,15 @@ typedef struct story {
 /* Where the story is in each of its sources. */
 typedef struct cursor {
     size_t e, r, i, f;  /* the next episode, refusal, release, node fault */
+    size_t k;           /* the next cut of a client's links */
     int clash;          /* the shared token is still to be told */
     int64_t majority;   /* when who held which nodes is told; NEVER: told */
 } cursor;
 
 /* The next source of the story's next line: the one whose next line
  * comes first; an episode first among lines of one instant, then who
- * held which nodes then, the fence, a release, a node's fault. */
-enum { EPISODE, MAJORITY, REFUSAL, CLASH, RELEASE_EVENT, NODE_FAULT, NONE };
+ * held which nodes then, the fence, a release, a node's fault, a cut. */
+enum { EPISODE, MAJORITY, REFUSAL, CLASH, RELEASE_EVENT, NODE_FAULT, CUT, NONE };
 
 static int next_source(const story *st, const cursor *at_now)
 {
@@ -278,6 +314,7 @@ static int next_source(const story *st, const cursor *at_now)
         c->clash ? st->v->clash.b_ns : NEVER,
         c->i < st->n ? st->ev[c->i].t_ns : NEVER,
         c->f < st->n ? st->ev[c->f].t_ns : NEVER,
+        c->k < st->n ? st->ev[c->k].t_ns : NEVER,
     };
     int best = NONE;
 
@@ -326,16 +363,19 @@ static void tell_more(story *st)
 }
 
 /* Moves c->i to the next release result worth telling, c->f to the next
- * node's fault. */
+ * node's fault, c->k to the next cut. */
 static void skip(const story *st, cursor *c)
 {
     char scratch[SIM_REPORT_SENTENCE];
 
     while (c->i < st->n && !worth_telling(&st->ev[c->i]))
         c->i++;
-    while (c->f < st->n && !sim_report_node_fault(scratch, sizeof(scratch),
-                                                  st->v, &st->ev[c->f], st->t0))
+    while (c->f < st->n && !sim_report_node_fault(scratch, sizeof(scratch), st->v, st->ev,
+                                                  st->n, &st->ev[c->f], st->t0))
         c->f++;
+    while (c->k < st->n && !sim_report_cut(scratch, sizeof(scratch), st->v, st->ev, st->n,
+                                           c->k, st->t0))
+        c->k++;
 }
 
 /* The node faults from c->f on that come before anything else, in one
@@ -350,7 +390,8 @@ static void node_faults(story *st, cursor *c, sim_report_line *line)
     do {
         char one[SIM_REPORT_SENTENCE];
 
-        sim_report_node_fault(one, sizeof(one), st->v, &st->ev[c->f++], st->t0);
+        sim_report_node_fault(one, sizeof(one), st->v, st->ev, st->n, &st->ev[c->f++],
+                              st->t0);
         if (used < sizeof(line->text))
             used += (size_t)snprintf(line->text + used, sizeof(line->text) - used,
                                      "%s%s", used ? "; " : "", one);
@@ -365,7 +406,7 @@ size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
 {
     story st = { v, ev, ev != NULL ? n : 0, t0_ns, cap, fn, arg,
                  { 0 }, { 0 }, 0 };
-    cursor c = { 0, 0, 0, 0, v->token_clash, NEVER };
+    cursor c = { 0, 0, 0, 0, 0, v->token_clash, NEVER };
     sim_report_line line, majority;
 
     if (sim_report_majority(majority.text, sizeof(majority.text), v, st.ev,
@@ -400,6 +441,10 @@ size_t sim_report_story(const sim_verdict *v, const sim_event *ev, size_t n,
             break;
         case NODE_FAULT:
             node_faults(&st, &c, &line);
+            break;
+        case CUT:
+            sim_report_cut(line.text, sizeof(line.text), v, ev, st.n, c.k, t0_ns);
+            tell(&st, SIM_REPORT_CUT, ev[c.k++].t_ns, &line);
             break;
         default:
             tell_more(&st);

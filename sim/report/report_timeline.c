@@ -138,6 +138,20 @@ static void moment_mark(timeline *tl, const sim_stretch *s)
         mark(tl, s->client, s->to, stretch_symbol((int)s->wrote), col(tl, s->read) + 1);
 }
 
+/* A client cut off from the lock's servers: on the time axis, the rule
+ * broken from '[' to ']' (its own lane goes on showing what it did). */
+static void cut_mark(timeline *tl, const sim_stretch *s)
+{
+    int from = col(tl, s->from), to = col(tl, s->to);
+
+    for (int c = from + 1; c < to; c++)
+        if (tl->faults[c] == ' ')
+            tl->faults[c] = RULE_GAP;
+    tl->faults[from] = '[';
+    if (to > from)
+        tl->faults[to] = ']';
+}
+
 /* Each lane's stretches, painted (a column shows the strongest of its
  * moments), then its moments' marks over them, in the order they came:
  * the stretches the run page draws too (lanes.h). */
@@ -152,6 +166,8 @@ static void draw_clients(timeline *tl, const sim_event *ev, size_t n, const sim_
 
         if (stretch_symbol(s->kind) != ' ')
             paint(tl, lane(tl, s->client), s->from, s->to, stretch_symbol(s->kind));
+        if (s->kind == SIM_LANE_CUT)
+            cut_mark(tl, s);
         moment_mark(tl, s);
     }
     for (int c = 0; c < tl->lanes; c++) {
@@ -237,6 +253,23 @@ static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
     }
 }
 
+/* '}' on the time axis where a node's clock jumped forward, a column on
+ * when a cut's mark is there. */
+static void draw_jumps(timeline *tl, const sim_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int c = col(tl, ev[i].t_ns);
+
+        if (ev[i].type != SIM_EV_CLOCK_JUMP)
+            continue;
+        if ((tl->faults[c] == '[' || tl->faults[c] == ']') && c + 1 < tl->width) {
+            c++;
+            tl->pushed = 1;
+        }
+        tl->faults[c] = '}';
+    }
+}
+
 /* ! every moment two or more held the lock, * each foreign delete, @ each
  * give-up in a deadlock, = each moment a free lock stalled a waiter. */
 static int draw_marks(timeline *tl, const sim_verdict *v)
@@ -290,6 +323,14 @@ static void draw_axis(FILE *out, const timeline *tl, int from)
         if (k > 0 && c + k <= COLS && k < tl->tick)
             memcpy(labels + c, num, (size_t)k);
         rule[c] = '+';
+    }
+    for (int c = 0; c < COLS && from + c < tl->width; c++) {
+        char f = tl->faults[from + c];
+
+        if (f == RULE_GAP && rule[c] != '+')
+            rule[c] = ' ';
+        else if (f != ' ' && f != RULE_GAP)
+            rule[c] = f;
     }
     fprintf(out, "%-*s", LABEL, "time (ms)");
     sim_report_trimmed(out, labels);
@@ -356,7 +397,7 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->clients = clients;
     tl->lanes = clients < MAX_LANES ? clients : MAX_LANES;
     tl->nodes = nodes > 1 && nodes <= SIM_HISTORY_NODES_MAX ? nodes : 1;
-    rows = 2 * (size_t)tl->lanes + (size_t)tl->nodes + 1;
+    rows = 2 * (size_t)tl->lanes + (size_t)tl->nodes + 2;
     tl->cells = malloc(rows * (size_t)(tl->width + 1));
     tl->next_mark = calloc((size_t)tl->lanes + 1, sizeof(*tl->next_mark));
     if (tl->cells == NULL || tl->next_mark == NULL)
@@ -364,6 +405,7 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     memset(tl->cells, ' ', rows * (size_t)(tl->width + 1));
     tl->key = lane(tl, tl->lanes);
     tl->marks = lane(tl, tl->lanes + tl->nodes);
+    tl->faults = lane(tl, 2 * tl->lanes + tl->nodes + 1);
     return 0;
 }
 
@@ -383,6 +425,7 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
         fprintf(out, "  (no timeline: out of memory)\n");
     } else {
         draw_clients(&tl, ev, n, v != NULL ? v : &own);
+        draw_jumps(&tl, ev, n);
         draw_key(&tl, v != NULL ? v : &own, ev, n);
         marks = v != NULL && draw_marks(&tl, v);
         draw_rows(out, &tl, marks);

@@ -16,6 +16,8 @@
 #define MAX_ROWS 3                      /* more: two leases a tick, ... */
 #define MAX_LANES 52                    /* A..AZ: more would not fit a page */
 #define SLACK 8                         /* columns for marks pushed past the end */
+#define RULE_GAP '\1'                   /* faults row: the rule is blank here,
+                                         * but for its ticks (a cut link) */
 
 typedef struct timeline {
     int64_t t0;       /* column 0 starts here */
@@ -33,6 +35,8 @@ typedef struct timeline {
     int *next_mark;   /* per lane: the first column a mark of it may take */
     char *key;        /* node k's lane: key + k * (width + 1) */
     char *marks;
+    char *faults;     /* laid over the time axis's rule: a cut ('[', ']',
+                       * and RULE_GAP between), a clock jump ('}') */
     int pushed;       /* a mark took a later column than its moment's */
     /* The clients whose own lease is not the run's, in words; "" none. */
     char own_leases[SIM_REPORT_SENTENCE];

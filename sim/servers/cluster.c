@@ -2,9 +2,15 @@
  * that this process started. See cluster.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "cluster.h"
 #include "proc.h"
@@ -20,8 +26,68 @@ static void node_name(const sim_cluster *cl, int i, char *out, size_t len)
         snprintf(out, len, "node%d", i);
 }
 
+/* ---- the nodes' clocks -----------------------------------------------------
+ * Each node's clock offset is an int64 of milliseconds in a file of its
+ * own, which the node's clock library maps and reads at every reading of
+ * the time (clockshim.c): the jump stores into the same page, atomically,
+ * so no reading sees half of it. */
+
+static int clock_file_create(sim_cluster *cl, int i, char *errstr, size_t len)
+{
+    char path[sizeof(cl->clock_file[i])];
+    int64_t zero = 0;
+    int fd, ok;
+
+    snprintf(path, sizeof(path), "%.*s/node%d.clock", SIM_PATH_LEN, cl->dir, i % SIM_NODES_MAX);
+    memcpy(cl->clock_file[i], path, sizeof(path));
+    fd = open(cl->clock_file[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ok = fd >= 0 && write(fd, &zero, sizeof(zero)) == (ssize_t)sizeof(zero);
+    if (fd >= 0 && close(fd) != 0)
+        ok = 0;
+    return ok ? 0 : sim_error(errstr, len, "%s: %s", cl->clock_file[i], strerror(errno));
+}
+
+/* Starts node i as name, under the clock library when the cluster has one. */
+static int start_node(sim_cluster *cl, int i, const char *name, char *errstr, size_t len)
+{
+    char preload[PATH_MAX + 16], file[sizeof(cl->clock_file[i]) + 32];
+    const char *env[] = { preload, file, NULL };
+
+    if (cl->clock_shim == NULL)
+        return sim_server_start(&cl->node[i], cl->dir, name, NULL, errstr, len);
+    snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", cl->clock_shim);
+    snprintf(file, sizeof(file), "LOCKSTEP_CLOCK_FILE=%s", cl->clock_file[i]);
+    return sim_server_start_env(&cl->node[i], cl->dir, name, NULL, env, errstr, len);
+}
+
+int sim_cluster_clock_jump(sim_cluster *cl, int i, long ms, char *errstr, size_t len)
+{
+    _Atomic int64_t *offset;
+    int fd;
+
+    if (cl->clock_shim == NULL || i < 0 || i >= cl->nodes)
+        return sim_error(errstr, len, "node %d's clock cannot jump: its servers were not "
+                         "started under the clock library", i);
+    fd = open(cl->clock_file[i], O_RDWR | O_CLOEXEC);
+    offset = fd >= 0 ? mmap(NULL, sizeof(*offset), PROT_READ | PROT_WRITE, MAP_SHARED,
+                            fd, 0) : MAP_FAILED;
+    if (fd >= 0)
+        close(fd);
+    if (offset == MAP_FAILED)
+        return sim_error(errstr, len, "%s: %s", cl->clock_file[i], strerror(errno));
+    atomic_fetch_add(offset, (int64_t)ms);
+    munmap((void *)offset, sizeof(*offset));
+    return 0;
+}
+
 int sim_cluster_start(sim_cluster *cl, int nodes, unsigned flags, char *errstr,
                       size_t len)
+{
+    return sim_cluster_start_clock(cl, nodes, flags, NULL, errstr, len);
+}
+
+int sim_cluster_start_clock(sim_cluster *cl, int nodes, unsigned flags,
+                            const char *shim, char *errstr, size_t len)
 {
     char name[32];
     int rc = 0, i;
@@ -29,6 +95,7 @@ int sim_cluster_start(sim_cluster *cl, int nodes, unsigned flags, char *errstr,
     memset(cl, 0, sizeof(*cl));
     cl->flags = flags;
     cl->nodes = nodes;
+    cl->clock_shim = shim;
     if (nodes < 1 || nodes > SIM_NODES_MAX)
         return sim_error(errstr, len, "a cluster of %d nodes: give 1 to %d", nodes,
                          SIM_NODES_MAX);
@@ -36,7 +103,10 @@ int sim_cluster_start(sim_cluster *cl, int nodes, unsigned flags, char *errstr,
         return -1;
     for (i = 0; i < nodes && rc == 0; i++) {
         node_name(cl, i, name, sizeof(name));
-        rc = sim_server_start(&cl->node[i], cl->dir, name, NULL, errstr, len);
+        if (shim != NULL)
+            rc = clock_file_create(cl, i, errstr, len);
+        if (rc == 0)
+            rc = start_node(cl, i, name, errstr, len);
     }
     if (rc == 0 && (flags & SIM_CLUSTER_REPLICA))
         rc = sim_server_start(&cl->replica, cl->dir, "replica", NULL, errstr, len);
@@ -62,7 +132,7 @@ int sim_cluster_restart(sim_cluster *cl, int i, char *errstr, size_t len)
     /* Its old dir stays, with the log of its first life. */
     node_name(cl, i, first, sizeof(first));
     snprintf(name, sizeof(name), "%s-restart%d", first, ++cl->restarts);
-    return sim_server_start(&cl->node[i], cl->dir, name, NULL, errstr, len);
+    return start_node(cl, i, name, errstr, len);
 }
 
 void sim_cluster_stop(sim_cluster *cl)

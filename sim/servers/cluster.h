@@ -8,7 +8,9 @@
  * touch. Each is a server process (server.h) in a dir of the cluster's
  * temp dir (tempdir.h). The header includes both, so a user of the cluster
  * needs only this one. A node can be killed and come back empty, on a new
- * port: a restart without persistence.
+ * port: a restart without persistence. Started with a clock library
+ * (clockshim.c), each node's wall clock can jump forward: its keys then
+ * run out early, as on a server whose clock was stepped.
  *
  * sim_cluster_cleanup() kills every child this process started (servers
  * and clients: proc.h) and removes every temp dir it made (for atexit); sim_cluster_cleanup_on_signal()
@@ -38,6 +40,8 @@ typedef struct sim_cluster {
     sim_server replica;      /* of node 0; pid 0 unless SIM_CLUSTER_REPLICA */
     sim_server resource;     /* pid 0 unless SIM_CLUSTER_RESOURCE */
     int restarts;            /* names each restarted node's dir */
+    const char *clock_shim;  /* the clock library the nodes run under; NULL: none */
+    char clock_file[SIM_NODES_MAX][SIM_PATH_LEN + 32]; /* each node's clock offset */
 } sim_cluster;
 
 /* A temp dir, nodes masters (1 to SIM_NODES_MAX), and the servers named
@@ -46,6 +50,17 @@ typedef struct sim_cluster {
  * again. */
 int sim_cluster_start(sim_cluster *cl, int nodes, unsigned flags,
                       char *errstr, size_t len);
+
+/* The same, every node run under the clock library at shim (a path
+ * that outlives the cluster), with a clock that sim_cluster_clock_jump
+ * moves; a restarted node keeps its clock. */
+int sim_cluster_start_clock(sim_cluster *cl, int nodes, unsigned flags,
+                            const char *shim, char *errstr, size_t len);
+
+/* Node i's wall clock jumps ms forward, on top of its earlier jumps, at
+ * the server's next reading of the time. 0, or -1 with errstr (the
+ * cluster was started without the clock library). */
+int sim_cluster_clock_jump(sim_cluster *cl, int i, long ms, char *errstr, size_t len);
 
 /* Kills node i (SIGKILL, as a crash) and leaves it down. */
 void sim_cluster_down(sim_cluster *cl, int i);

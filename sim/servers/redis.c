@@ -3,7 +3,8 @@
  * kills the primary and promotes the replica without the lock
  * (replica.h), or leaves the promotion to a real redis-sentinel
  * (sentinel.h); the observer subscribes to the lock key's keyspace
- * events on every node (observer.h). */
+ * events on every node (observer.h); a node's clock jumps through the
+ * preload library its server runs under (cluster.h, clockshim.c). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +53,10 @@ static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
     if ((s->impl = r) == NULL)
         return sim_error(errstr, len, "out of memory for the servers");
     r->flags = flags;
-    if (sim_cluster_start(&r->cl, s->nodes, SIM_CLUSTER_RESOURCE |
-                          ((flags & SIM_SERVERS_STANDBY) ? SIM_CLUSTER_REPLICA : 0),
-                          errstr, len) != 0)
+    if (sim_cluster_start_clock(&r->cl, s->nodes, SIM_CLUSTER_RESOURCE |
+                                ((flags & SIM_SERVERS_STANDBY) ? SIM_CLUSTER_REPLICA : 0),
+                                (flags & SIM_SERVERS_CLOCK) ? s->clock_shim : NULL,
+                                errstr, len) != 0)
         return -1;
     snprintf(s->dir, sizeof(s->dir), "%s", r->cl.dir);
     for (i = 0; i < s->nodes; i++)
@@ -231,6 +233,18 @@ static int restart(sim_servers *s, int node, char *errstr, size_t len)
     return follow(s, node, r->cl.node[node].port, errstr, len);
 }
 
+/* The node's redis-server runs under the clock library: its offset
+ * grows, and the server's next reading of the time is ms later. */
+static int clock_jump(sim_servers *s, int node, long ms, char *errstr, size_t len)
+{
+    redis_kind *r = self(s);
+
+    if (sim_cluster_clock_jump(&r->cl, node, ms, errstr, len) != 0)
+        return -1;
+    sim_history_add_node(s->h, node, SIM_EV_CLOCK_JUMP, ms, "forward");
+    return 0;
+}
+
 /* One last sync marker on each node: every key event the clients caused
  * is recorded. */
 static void drain(sim_servers *s)
@@ -262,5 +276,5 @@ static void stop(sim_servers *s)
 }
 
 const sim_servers_kind sim_servers_redis = {
-    "redis", start, attach, prepare, failover, down, restart, drain, stop,
+    "redis", start, attach, prepare, failover, down, restart, drain, stop, clock_jump,
 };

@@ -135,6 +135,7 @@ typedef struct spawn_plan {
     char port[16];
     const char *dir; /* the server's working dir */
     const char *argv[MAX_ARGS + 16];
+    char **envp;     /* the environment the server gets; NULL: ours */
     pid_t parent;
     int errfd; /* write end of the close-on-exec pipe */
 } spawn_plan;
@@ -201,7 +202,7 @@ static void exec_child(const spawn_plan *p)
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     if (chdir(p->dir) != 0)
         child_fail(p, 2);
-    execv(p->exe, (char *const *)p->argv);
+    execve(p->exe, (char *const *)p->argv, p->envp != NULL ? p->envp : environ);
     child_fail(p, 3);
 }
 
@@ -244,6 +245,36 @@ static int spawn(sim_server *s, spawn_plan *p, char *errstr, size_t len)
         return sim_error(errstr, len, "redis-server not found: run `make deps`");
     return sim_error(errstr, len, "starting %s: %s: %s", p->exe,
                  step_names[f.step], strerror(f.err));
+}
+
+/* Our environment with env's NAME=value entries added, each replacing
+ * ours of that name: built before the fork, freed after it. p->envp
+ * stays NULL when env adds nothing. 0, or -1 with errstr. */
+static int plan_env(spawn_plan *p, const char *const *env, char *errstr, size_t len)
+{
+    size_t ours = 0, extra = 0, n = 0;
+
+    p->envp = NULL;
+    if (env == NULL || env[0] == NULL)
+        return 0;
+    while (environ[ours] != NULL)
+        ours++;
+    while (env[extra] != NULL)
+        extra++;
+    if ((p->envp = malloc((ours + extra + 1) * sizeof(*p->envp))) == NULL)
+        return sim_error(errstr, len, "out of memory for a server's environment");
+    for (size_t i = 0; i < ours; i++) {
+        size_t k = 0, name = strcspn(environ[i], "=");
+
+        while (k < extra && !(strncmp(env[k], environ[i], name) == 0 && env[k][name] == '='))
+            k++;
+        if (k == extra)
+            p->envp[n++] = environ[i];
+    }
+    for (size_t k = 0; k < extra; k++)
+        p->envp[n++] = (char *)env[k];
+    p->envp[n] = NULL;
+    return 0;
 }
 
 /* How waiting for a new server ended. */
@@ -293,19 +324,22 @@ static enum ready wait_ready(sim_server *s, int *status)
 /* One try on one port. Returns READY or why it failed; errstr is set for
  * failures that another port would not fix. */
 static enum ready start_once(sim_server *s, const char *what, const char *const *args,
-                             char *errstr, size_t len)
+                             const char *const *env, char *errstr, size_t len)
 {
     spawn_plan plan;
     char tail[384];
     enum ready res;
-    int status = 0;
+    int status = 0, rc;
 
     if ((s->port = free_port(errstr, len)) < 0)
         return DIED;
     memset(&plan, 0, sizeof(plan));
-    if (find_redis_server(plan.exe, sizeof(plan.exe), errstr, len) != 0 ||
-        plan_argv(&plan, s, args, errstr, len) != 0 ||
-        spawn(s, &plan, errstr, len) != 0)
+    rc = find_redis_server(plan.exe, sizeof(plan.exe), errstr, len) != 0 ||
+         plan_argv(&plan, s, args, errstr, len) != 0 ||
+         plan_env(&plan, env, errstr, len) != 0 ||
+         spawn(s, &plan, errstr, len) != 0;
+    free(plan.envp);
+    if (rc)
         return DIED;
     res = wait_ready(s, &status);
     if (res == READY)
@@ -335,15 +369,15 @@ int sim_server_make_dir(sim_server *s, const char *parent_dir, const char *name,
     return 0;
 }
 
-int sim_server_launch(sim_server *s, const char *what, const char *const *args,
-                      char *errstr, size_t len)
+static int launch(sim_server *s, const char *what, const char *const *args,
+                  const char *const *env, char *errstr, size_t len)
 {
     char log[SIM_PATH_LEN + 16];
     int attempt;
 
     snprintf(log, sizeof(log), "%s/%s", s->dir, LOG_NAME);
     for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        switch (start_once(s, what, args, errstr, len)) {
+        switch (start_once(s, what, args, env, errstr, len)) {
         case READY:
             return 0;
         case TAKEN:
@@ -358,8 +392,21 @@ int sim_server_launch(sim_server *s, const char *what, const char *const *args,
                      what, START_ATTEMPTS);
 }
 
+int sim_server_launch(sim_server *s, const char *what, const char *const *args,
+                      char *errstr, size_t len)
+{
+    return launch(s, what, args, NULL, errstr, len);
+}
+
 int sim_server_start(sim_server *s, const char *parent_dir, const char *name,
                      const char *const *extra_args, char *errstr, size_t len)
+{
+    return sim_server_start_env(s, parent_dir, name, extra_args, NULL, errstr, len);
+}
+
+int sim_server_start_env(sim_server *s, const char *parent_dir, const char *name,
+                         const char *const *extra_args, const char *const *env,
+                         char *errstr, size_t len)
 {
     const char *args[MAX_ARGS + 1] = {
         "--dir", NULL, "--save", "", "--appendonly", "no", "--repl-diskless-sync", "no",
@@ -376,7 +423,7 @@ int sim_server_start(sim_server *s, const char *parent_dir, const char *name,
         args[n] = extra_args[i];
     }
     args[n] = NULL;
-    return sim_server_launch(s, "redis-server", args, errstr, len);
+    return launch(s, "redis-server", args, env, errstr, len);
 }
 
 void sim_server_kill(sim_server *s)

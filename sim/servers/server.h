@@ -46,6 +46,13 @@ typedef struct sim_server {
 int sim_server_start(sim_server *s, const char *parent_dir, const char *name,
                      const char *const *extra_args, char *errstr, size_t len);
 
+/* The same, with env (NULL-terminated "NAME=value" entries, or NULL)
+ * added to the environment the server gets, each in place of ours of
+ * that name: a preload library for this server alone (clockshim.c). */
+int sim_server_start_env(sim_server *s, const char *parent_dir, const char *name,
+                         const char *const *extra_args, const char *const *env,
+                         char *errstr, size_t len);
+
 /* The two halves of sim_server_start, for a server of another kind (a
  * sentinel, which needs its config file in its dir first):
  * sim_server_make_dir zeroes s and creates parent_dir/name;

@@ -26,7 +26,14 @@ const sim_servers_kind *sim_servers_kind_get(const char *name)
 int sim_servers_start(sim_servers *s, const sim_stage *stage, unsigned flags,
                       char *errstr, size_t len)
 {
+    return sim_servers_start_clock(s, stage, flags & ~SIM_SERVERS_CLOCK, NULL, errstr, len);
+}
+
+int sim_servers_start_clock(sim_servers *s, const sim_stage *stage, unsigned flags,
+                            const char *clock_shim, char *errstr, size_t len)
+{
     memset(s, 0, sizeof(*s));
+    s->clock_shim = clock_shim;
     s->kind = sim_servers_kind_get(stage->server);
     if (s->kind == NULL)
         return sim_error(errstr, len, "%s talks to a server of kind \"%s\", which no file "
@@ -35,6 +42,12 @@ int sim_servers_start(sim_servers *s, const sim_stage *stage, unsigned flags,
         return sim_error(errstr, len, "a lock of %d nodes: give 1 to %d", stage->masters,
                          SIM_NODES_MAX);
     s->nodes = stage->masters;
+    if ((flags & SIM_SERVERS_CLOCK) && s->kind->clock_jump == NULL)
+        return sim_error(errstr, len, "servers of kind \"%s\" cannot move a node's clock",
+                         s->kind->name);
+    if ((flags & SIM_SERVERS_CLOCK) && clock_shim == NULL)
+        return sim_error(errstr, len, "a clock that can jump needs the clock library: "
+                         "build it with make");
     if (s->kind->start(s, flags, errstr, len) == 0)
         return 0;
     sim_servers_stop(s);
@@ -78,6 +91,14 @@ int sim_servers_restart(sim_servers *s, int node, char *errstr, size_t len)
 void sim_servers_drain(sim_servers *s)
 {
     s->kind->drain(s);
+}
+
+int sim_servers_clock_jump(sim_servers *s, int node, long ms, char *errstr, size_t len)
+{
+    if (s->kind->clock_jump == NULL)
+        return sim_error(errstr, len, "servers of kind \"%s\" cannot move a node's clock",
+                         s->kind->name);
+    return s->kind->clock_jump(s, node, ms, errstr, len);
 }
 
 void sim_servers_stop(sim_servers *s)

@@ -18,6 +18,8 @@
  *             without the lock; clients follow
  *   down      a node is killed and stays down
  *   restart   a node comes back empty (nothing persisted)
+ *   clock     a node's wall clock jumps forward (optional: a kind that
+ *             cannot leaves it NULL, and the call says so)
  *   drain     every event the clients caused is in the history
  *   stop      every process killed and reaped, the temp dir removed
  *
@@ -41,6 +43,8 @@
 /* Flags of sim_servers_start. */
 #define SIM_SERVERS_STANDBY 0x1  /* what a failover promotes (Redis: a replica of node 0) */
 #define SIM_SERVERS_SENTINEL 0x2 /* Redis: a real redis-sentinel promotes it */
+#define SIM_SERVERS_CLOCK 0x4    /* each node's wall clock can jump (clock_jump):
+                                  * Redis runs it under a preload library */
 
 typedef struct sim_servers sim_servers;
 
@@ -54,6 +58,7 @@ typedef struct sim_servers_kind {
     int (*restart)(sim_servers *s, int node, char *errstr, size_t len);
     void (*drain)(sim_servers *s);
     void (*stop)(sim_servers *s);
+    int (*clock_jump)(sim_servers *s, int node, long ms, char *errstr, size_t len);
 } sim_servers_kind;
 
 struct sim_servers {
@@ -65,6 +70,8 @@ struct sim_servers {
     sim_history *h;              /* where server faults and lock events go */
     sim_control *ctl;            /* where clients find the nodes */
     void *impl;                  /* the kind's own state */
+    const char *clock_shim;      /* SIM_SERVERS_CLOCK: the preload library that
+                                  * moves a node's clock (clockshim.c) */
 };
 
 /* The kind named so in sim/stages.def, or NULL when no file here
@@ -76,6 +83,12 @@ const sim_servers_kind *sim_servers_kind_get(const char *name);
 int sim_servers_start(sim_servers *s, const sim_stage *stage, unsigned flags,
                       char *errstr, size_t len);
 
+/* The same, with SIM_SERVERS_CLOCK among the flags: the nodes' clocks
+ * can jump, through the preload library at clock_shim (a path that
+ * outlives the servers). */
+int sim_servers_start_clock(sim_servers *s, const sim_stage *stage, unsigned flags,
+                            const char *clock_shim, char *errstr, size_t len);
+
 /* The clients' control block (its node ports filled in here) and the
  * history; starts the observer. */
 int sim_servers_attach(sim_servers *s, sim_history *h, sim_control *ctl,
@@ -86,6 +99,11 @@ int sim_servers_failover(sim_servers *s, char *errstr, size_t len);
 void sim_servers_down(sim_servers *s, int node);
 int sim_servers_restart(sim_servers *s, int node, char *errstr, size_t len);
 void sim_servers_drain(sim_servers *s);
+
+/* Node's wall clock jumps ms forward: the kind records it in the
+ * history. 0, or -1 with errstr (a kind that cannot, or servers started
+ * without SIM_SERVERS_CLOCK). */
+int sim_servers_clock_jump(sim_servers *s, int node, long ms, char *errstr, size_t len);
 
 /* Idempotent; safe after a failed start. */
 void sim_servers_stop(sim_servers *s);
