@@ -127,6 +127,63 @@ $(BUILD)/sim/%.o: sim/%.c $(SIM_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SIM_INC) -c $< -o $@
 
+# ---- course mode -----------------------------------------------------------
+# A student's lock.c in place of a stage's own: tests/grade.sh copies it to
+# $(GRADE_DIR)/vN/lock.c, next to a copy of the stage's lock.h (so the
+# contract is the stage's, whatever the student's folder holds), and links
+# it with the stage's own test objects and client side, built as make
+# stage=N test builds them. Nothing here writes into a stage folder.
+GRADE_DIR ?= $(BUILD)/grade
+
+define GRADE_RULES
+$(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h
+	$$(CC) $$(CFLAGS) -c $$< -o $$@
+
+$(GRADE_DIR)/v$(1)/client: $(GRADE_DIR)/v$(1)/lock.o $$(SIM_CLIENT_OBJS_$(1))
+	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+
+.PHONY: grade-prereqs-v$(1)
+grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1))
+	@:
+
+$(GRADE_DIR)/v$(1)/tests: $(GRADE_DIR)/v$(1)/lock.o $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
+	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
+endef
+$(foreach n,$(STAGES),$(eval $(call GRADE_RULES,$(n))))
+
+# The cells of the matrix that tell each stage from its base: the answer
+# key and the README's story of each row, read as tables (no Redis).
+GRADE_KEY := $(BUILD)/grade_key
+GRADE_KEY_OBJS := $(BUILD)/tests/grade_key.o $(BUILD)/tests/row_claims.o \
+                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history/history*.c) \
+                    $(call sim_srcs,checker) sim/base/stage.c sim/base/util.c sim/play/scenarios.c)
+
+$(GRADE_KEY): $(GRADE_KEY_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(JSON_LIBS) -lm -pthread
+
+# The scripts get make's variables as they were given, to name them in an
+# error, and the stages as the list above has them.
+.PHONY: exercise grade handout
+exercise: check-deps
+	@tests/exercise.sh exercise 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+
+handout: check-deps
+	@tests/exercise.sh handout 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+
+grade: check-deps
+	@tests/grade.sh 'stage=$(stage)' 'src=$(src)' 'part=$(part)' 'build=$(BUILD)' \
+	    'into=$(GRADE_DIR)' -- $(STAGE_LINES)
+
+# make course-test: the grader's proof (tests/grade_proof.sh). Every
+# stage's own lock.c gets full marks; its exercise's start fails exactly
+# the checks and cells that tell it from its base. Two full suites per
+# stage, two stages at a time (jobs=N): it runs once in make test, and
+# under SANITIZE=1 only checks every stage's handout and cells.
+.PHONY: course-test
+course-test: check-deps
+	@tests/grade_proof.sh 'build=$(BUILD)' 'jobs=$(jobs)' 'light=$(if $(filter 1,$(SANITIZE)),1,0)' \
+	    -- $(STAGE_LINES)
+
 # ---- tests -------------------------------------------------------------
 test: check-deps
 ifneq ($(stage),)
@@ -141,6 +198,7 @@ else
 	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
 	$(MAKE) --no-print-directory layout-test || failed="$$failed layout-test"; \
 	$(MAKE) --no-print-directory report-test || failed="$$failed report-test"; \
+	$(MAKE) --no-print-directory course-test || failed="$$failed course-test"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "== all stages passed =="
 endif
