@@ -1,7 +1,7 @@
 # lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
-#   make test                       every stage, then the simulator's, the bench's and the
-#                                   commands' and the report's own tests
+#   make test                       every stage, then the simulator's, the bench's, the
+#                                   commands' and the report's own tests, and the grader's proof
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
@@ -13,6 +13,12 @@
 #                                   full=1: whole files)
 #   make diff to=M [part=K]         what stage M changed on the stage it is built on
 #                                   (part=K: one idea of a stage that brings several)
+#   make exercise stage=N [part=K]  a stage as an exercise: exercises/vN/ (its base's lock.c,
+#                                   lock.h, TASK.md); part=K: one idea of a stage told in parts
+#   make grade stage=N [part=K] [src=FILE]
+#                                   the workspace's lock.c (or FILE) graded by stage N's own
+#                                   suite and matrix row: a line per check, then the score
+#   make handout stage=N [part=K]   the workspace as a tarball: build/handout/vN.tar.gz
 #   make deps                       install what is missing (test, demo, sim, bench do it too)
 #   make clean
 #

@@ -93,7 +93,7 @@ rm -f "$out/checks.tap" "$out/checks.txt" "$out/run.log"
 # The copy names the student's file, so that the compiler's errors do;
 # it sits next to the stage's lock.h, which it includes whatever sits
 # next to the original.
-{ printf '#line 1 "%s"\n' "$src"; cat "$src"; } >"$out/lock.c.new"
+{ printf '#line 1 "%s"\n' "$(printf '%s' "$src" | sed 's/[\\"]/\\&/g')"; cat "$src"; } >"$out/lock.c.new"
 cmp -s "$out/lock.c.new" "$out/lock.c" && rm "$out/lock.c.new" || mv "$out/lock.c.new" "$out/lock.c"
 cmp -s "$dir/lock.h" "$out/lock.h" || cp "$dir/lock.h" "$out/lock.h"
 
@@ -128,6 +128,9 @@ if [ ! -s "$out/checks.txt" ]; then
     exit 1
 fi
 awk -F'\t' '{ if ($1 == "ok") printf "  ok    %s\n", $2; else printf "  FAIL  %s: %s\n", $2, $3 }' "$out/checks.txt"
+# Under SANITIZE=1 a sanitizer's report is the reason: its first line.
+said=$(grep -m1 -E 'runtime error:|ERROR: (Address|Leak|Thread)Sanitizer' "$out/run.log")
+[ -n "$said" ] && echo "grade: the sanitizers found: $said (all they said: $out/run.log)"
 total=$(grep -c . "$out/checks.txt")
 passed=$(grep -c '^ok' "$out/checks.txt")
 if [ "$passed" -eq "$total" ] && [ $status -eq 0 ]; then

@@ -61,11 +61,11 @@ function explain(msg) {
         return "did not finish within its time limit: a call of your lock hangs, or waits far " \
             "longer than its budget (" msg ")"
     if (msg ~ /Received signal/)
-        return "the test's process crashed in your lock (" msg "): run it under a debugger, " \
-            "or build with make grade SANITIZE=1 for the line"
+        return "the test's process crashed in your lock (" msg "): make grade SANITIZE=1 " \
+            "says where"
     if (msg ~ /Early exit/)
-        return "the test's process exited in the middle of the check (" msg "): the lock must " \
-            "never call exit"
+        return "the test's process ended in the middle of the check (" msg "): a sanitizer " \
+            "stopped it, or the lock called exit, which it must never do"
     return msg
 }
 
