@@ -71,12 +71,15 @@ esac
 dir=$(field "$stage" 2)
 [ -n "$dir" ] || fail "stage=$stage is not a stage; valid:$(valid)"
 base=$(field "$stage" 3)
-[ "$base" != 0 ] || fail "stage=$stage: $dir is built on no other stage, so there is nothing to start it from; exercises start at a stage with a base: make $mode stage=$(echo "$stages" | tr ' ' '\n' | awk -F: '$3 != 0 { print $1; exit }')"
+first=$(printf '%s\n' $stages | awk -F: '$3 != 0 { print $1; exit }')
+[ "$base" != 0 ] || fail "stage=$stage: $dir is built on no other stage, so there is nothing \
+to start it from; exercises start at a stage with a base: make $mode stage=$first"
 bdir=$(field "$base" 2)
 
 nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
 if [ -n "$part" ]; then
-    [ "$nparts" -gt 0 ] || fail "part=$part: $dir is not told in parts; take it whole: make $mode stage=$stage"
+    [ "$nparts" -gt 0 ] ||
+        fail "part=$part: $dir is not told in parts; take it whole: make $mode stage=$stage"
     case "$part" in
     *[!0-9]* | 0*) fail "part=$part is not a part of $dir: give part=1 to $nparts" ;;
     esac
@@ -104,7 +107,8 @@ if [ "$done_parts" -gt 0 ]; then
     check=$build/exercise/v$stage
     mkdir -p "$check" && cp "$tmp/$name/lock.c" "$tmp/$name/lock.h" "$check/" || exit 2
     make --no-print-directory "GRADE_DIR=$build/exercise" "$check/lock.o" >"$check/build.log" 2>&1 ||
-        fail "part=$part: $bdir with $upto of $dir does not compile ($check/build.log): its parts are steps for reading here; take it whole: make $mode stage=$stage"
+        fail "part=$part: $bdir with $upto of $dir does not compile ($check/build.log): \
+its parts are steps for reading here; take it whole: make $mode stage=$stage"
 fi
 
 make --no-print-directory "$build/grade_key" >"$tmp/key.log" 2>&1 ||
@@ -120,14 +124,16 @@ if [ "$mode" = handout ]; then
     mv "$tmp/$name" "$tmp/tar/exercises/$name"
     tar -czf "$out/$name.tar.gz" -C "$tmp/tar" "exercises/$name" || exit 2
     echo "handout: $out/$name.tar.gz: exercises/$name/ (lock.c, lock.h, TASK.md);"
-    echo "  a student unpacks it at the top of a clone (tar xzf $name.tar.gz), reads TASK.md, runs make grade stage=$stage${part:+ part=$part}"
+    echo "  a student unpacks it at the top of a clone (tar xzf $name.tar.gz), reads TASK.md, \
+runs make grade stage=$stage${part:+ part=$part}"
     exit 0
 fi
 
 ws=${EXERCISES:-exercises}/$name
 for f in lock.c lock.h TASK.md; do
     if [ -e "$ws/$f" ] && ! cmp -s "$ws/$f" "$tmp/$name/$f"; then
-        fail "exercise: $ws/$f has changes of yours, left as they are; to start over, move $ws away (or rm -r $ws) and run make exercise stage=$stage${part:+ part=$part} again"
+        fail "exercise: $ws/$f has changes of yours, left as they are; to start over, \
+move $ws away (or rm -r $ws) and run make exercise stage=$stage${part:+ part=$part} again"
     fi
 done
 mkdir -p "$ws" && cp "$tmp/$name/lock.c" "$tmp/$name/lock.h" "$tmp/$name/TASK.md" "$ws/" || exit 2

@@ -73,7 +73,8 @@ done
 
 nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
 if [ -n "$part" ]; then
-    [ "$nparts" -gt 0 ] || fail "part=$part: $dir is not told in parts; grade it whole: make grade stage=$stage"
+    [ "$nparts" -gt 0 ] ||
+        fail "part=$part: $dir is not told in parts; grade it whole: make grade stage=$stage"
     case "$part" in
     *[!0-9]* | 0*) fail "part=$part is not a part of $dir: give part=1 to $nparts" ;;
     esac
@@ -81,7 +82,8 @@ if [ -n "$part" ]; then
 fi
 if [ -z "$src" ]; then
     src=${EXERCISES:-exercises}/v$stage${part:+-part$part}/lock.c
-    [ -f "$src" ] || fail "grade: $src does not exist: make exercise stage=$stage${part:+ part=$part} writes it, or give src=FILE"
+    [ -f "$src" ] || fail "grade: $src does not exist: \
+make exercise stage=$stage${part:+ part=$part} writes it, or give src=FILE"
 fi
 [ -f "$src" ] || fail "src=$src is not a file: give the path of a lock.c"
 [ -r "$src" ] || fail "src=$src cannot be read: check its permissions"
@@ -101,7 +103,8 @@ M="make --no-print-directory GRADE_DIR=$into"
 echo "grade: $src as $dir (its contract suite and its row of the fault matrix)"
 if ! $M "grade-prereqs-v$stage" >"$out/build.log" 2>&1; then
     tail -n 20 "$out/build.log" >&2
-    echo "grade: the tests of $dir do not build (above; all of it in $out/build.log): not your lock.c's doing" >&2
+    echo "grade: the tests of $dir do not build (above; all of it in $out/build.log): \
+not your lock.c's doing" >&2
     exit 2
 fi
 if ! $M "$out/lock.o" >"$out/build.log" 2>&1; then
@@ -119,7 +122,8 @@ echo "grade: running (a stage takes 15 to 70 s; every line the tests print goes 
 CK_TAP_LOG_FILE_NAME=$out/checks.tap CK_VERBOSITY=normal CK_FORK=yes \
     timeout -k 30 "$LIMIT" "$out/tests" >"$out/run.log" 2>&1
 status=$?
-[ $status -eq 124 ] && echo "grade: the suite did not end within $LIMIT s and was stopped; the checks it did not reach count as not run"
+[ $status -eq 124 ] && echo "grade: the suite did not end within $LIMIT s and was stopped; \
+the checks it did not reach count as not run"
 
 awk -v stage="$stage" -f tests/grade_tap.awk "$out/checks.tap" >"$out/checks.txt" 2>/dev/null
 if [ ! -s "$out/checks.txt" ]; then
@@ -127,7 +131,8 @@ if [ ! -s "$out/checks.txt" ]; then
     echo "grade: the suite ran no check (exit $status; $out/run.log above): score 0"
     exit 1
 fi
-awk -F'\t' '{ if ($1 == "ok") printf "  ok    %s\n", $2; else printf "  FAIL  %s: %s\n", $2, $3 }' "$out/checks.txt"
+awk -F'\t' '$1 == "ok" { printf "  ok    %s\n", $2 }
+            $1 != "ok" { printf "  FAIL  %s: %s\n", $2, $3 }' "$out/checks.txt"
 # Under SANITIZE=1 a sanitizer's report is the reason: its first line.
 said=$(grep -m1 -E 'runtime error:|ERROR: (Address|Leak|Thread)Sanitizer' "$out/run.log")
 [ -n "$said" ] && echo "grade: the sanitizers found: $said (all they said: $out/run.log)"

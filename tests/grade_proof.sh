@@ -18,13 +18,13 @@
 # of their own, which must be empty at the end).
 #
 # Gradings run jobs=N at a time (3 by default: they mostly wait for
-# leases); the table, a line per
-# stage, goes to stdout. light=1 (make test SANITIZE=1): the table's key
+# leases); the table, a line per stage, goes to stdout. light=1 (make test SANITIZE=1): the table's key
 # only, every stage's cells from build/grade_key and every handout, no
 # grading: the full proof runs once, in make test. Exit 1 when anything
 # differs, with a line saying what.
 #
-# Internally, "grade_proof.sh --stage N:DIR:BASE" is one stage's worker.
+# Internally, "grade_proof.sh --stage JOB" runs one job: own:N:DIR:BASE,
+# fresh:N:DIR:BASE or robust (see below).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -43,8 +43,9 @@ done
 stages="$*"
 [ -n "$jobs" ] || jobs=3
 case "$jobs" in
-'' | *[!0-9]* | 0) echo "jobs=$jobs is not a number of stages at a time: give 1 to 9" >&2; exit 2 ;;
+'' | *[!0-9]* | 0*) echo "jobs=$jobs is not a number of gradings at a time: give 1 to 16" >&2; exit 2 ;;
 esac
+[ "$jobs" -le 16 ] || { echo "jobs=$jobs is above the maximum of 16 gradings at a time" >&2; exit 2; }
 P=$build/proof
 
 # Stage $1's line of sim/stages.def, field $2: 3 server, 4 masters, 5 adds.
@@ -63,7 +64,9 @@ expected() {
         moved=1
     fi
     cut -f2 "$3" | grep -v '^matrix/' | awk -v adds=" $adds " -v moved=$moved '
-        FILENAME == ARGV[1] { if (!/^#/ && NF > 1) { seen[$1] = 1; for (i = 2; i <= NF; i++) w[$1] = w[$1] " " $i " " }; next }
+        FILENAME == ARGV[1] {
+            if (!/^#/ && NF > 1) { seen[$1] = 1; for (i = 2; i <= NF; i++) w[$1] = w[$1] " " $i " " }
+            next }
         !($1 in seen) { print "missing " $1; next }
         { n = split(w[$1], word, " ")
           for (i = 1; i <= n; i++)
@@ -104,7 +107,8 @@ judge_stage() {
     total=$(grep -c . "$own" 2>/dev/null)
     ok=$(grep -c '^ok' "$own" 2>/dev/null)
     if [ "${total:-0}" -eq 0 ] || [ "$ok" -ne "$total" ]; then
-        echo "v$n: its own lock.c gets ${ok:-0}/${total:-0}: $(grep '^FAIL' "$own" 2>/dev/null | head -3 | cut -f2,3 | tr '\t\n' ': ')($P/v$n.own.log)" >>"$err"
+        first=$(grep '^FAIL' "$own" 2>/dev/null | head -3 | cut -f2,3 | tr '\t\n' ': ')
+        echo "v$n: its own lock.c gets ${ok:-0}/${total:-0}: $first($P/v$n.own.log)" >>"$err"
     fi
     if [ "$base" = 0 ]; then
         printf 'v%-3s own %s/%s   no base: nothing to start from\n' "$n" "${ok:-0}" "${total:-0}"
@@ -112,21 +116,25 @@ judge_stage() {
     fi
     fresh=$P/fresh/v$n/checks.txt
     if [ ! -s "$fresh" ]; then
-        echo "v$n: its handout was not graded: $(tail -1 "$P/v$n.handout.log" "$P/v$n.fresh.log" 2>/dev/null | tr '\n' ' ')" >>"$err"
+        echo "v$n: its handout was not graded: \
+$(tail -1 "$P/v$n.handout.log" "$P/v$n.fresh.log" 2>/dev/null | tr '\n' ' ')" >>"$err"
         return
     fi
     [ -s "$own" ] || own=$fresh
     expected "$n" "$base" "$own" | sort >"$P/v$n.want"
     grep '^missing ' "$P/v$n.want" | while read -r _ id; do
-        echo "v$n: tests/grade.checks has no line for $id: add one saying which capabilities it judges" >>"$err"
+        echo "v$n: tests/grade.checks has no line for $id: \
+add one saying which capabilities it judges" >>"$err"
     done
     grep -v '^missing ' "$P/v$n.want" >"$P/v$n.want.ids"
     grep '^FAIL' "$fresh" | cut -f2 | sort >"$P/v$n.got"
     comm -23 "$P/v$n.want.ids" "$P/v$n.got" | while read -r id; do
-        echo "v$n: the fresh workspace (v$base's lock.c) passes $id, which should tell v$n from v$base" >>"$err"
+        echo "v$n: the fresh workspace (v$base's lock.c) passes $id, \
+which should tell v$n from v$base" >>"$err"
     done
     comm -13 "$P/v$n.want.ids" "$P/v$n.got" | while read -r id; do
-        echo "v$n: the fresh workspace (v$base's lock.c) fails $id, which nothing v$n adds explains: $(grep "	$id	" "$fresh" | cut -f3 | cut -c1-300)" >>"$err"
+        echo "v$n: the fresh workspace (v$base's lock.c) fails $id, which nothing v$n adds \
+explains: $(grep "	$id	" "$fresh" | cut -f3 | cut -c1-300)" >>"$err"
     done
     # TASK.md names only checks that the fresh workspace fails.
     grep -o '`test_[a-z_]*`' "$P/ws/exercises/v$n/TASK.md" | tr -d '`' | sort -u | comm -23 - "$P/v$n.got" |
@@ -159,24 +167,28 @@ robust() {
 robust_check() {
     label=$1
     txt=$P/$label/v${robust_stage%%:*}/checks.txt
-    if [ "$(grep -c . "$txt" 2>/dev/null || echo 0)" -eq 0 ]; then
+    if [ ! -s "$txt" ]; then
         echo "a lock that $2: the grader ran no check ($P/$label.log)" >>"$P/robust.errors"
     elif grep -v "^FAIL" "$txt" | grep -v 'test_lock_header_identical' | grep -q .; then
-        echo "a lock that $2 passes $(grep -v '^FAIL' "$txt" | cut -f2 | tr '\n' ' ')($P/$label.log)" >>"$P/robust.errors"
+        echo "a lock that $2 passes $(grep -v '^FAIL' "$txt" | cut -f2 | tr '\n' ' ')\
+($P/$label.log)" >>"$P/robust.errors"
     elif ! grep -q "$3" "$txt"; then
         echo "a lock that $2: no check says \"$3\" ($P/$label.log)" >>"$P/robust.errors"
     fi
 }
 
+# The whole suite for a crash; for a hang, whose checks each wait for
+# their time limit, the basics and one cell, the limits cut to a tenth.
 robust_all() {
+    hang='    for (;;) nanosleep(&(struct timespec){ 1, 0 }, NULL);'
     robust "$robust_stage" crash '    __builtin_trap();'
-    robust "$robust_stage" hang '    for (;;) nanosleep(&(struct timespec){ 1, 0 }, NULL);' CK_RUN_CASE=basics CK_TIMEOUT_MULTIPLIER=0.1
-    robust "$robust_stage" hangcell '    for (;;) nanosleep(&(struct timespec){ 1, 0 }, NULL);' CK_RUN_CASE=slow-holder \
-        CK_TIMEOUT_MULTIPLIER=0.1
+    robust "$robust_stage" hang "$hang" CK_RUN_CASE=basics CK_TIMEOUT_MULTIPLIER=0.1
+    robust "$robust_stage" hangcell "$hang" CK_RUN_CASE=slow-holder CK_TIMEOUT_MULTIPLIER=0.1
     : >"$P/robust.errors"
     robust_check crash "crashes in dlock_acquire" "crashed in your lock"
     robust_check hang "hangs in dlock_acquire" "did not finish within its time limit"
-    robust_check hangcell "hangs in dlock_acquire, in a cell of the matrix" "did not finish within its time limit"
+    robust_check hangcell "hangs in dlock_acquire, in a cell of the matrix" \
+        "did not finish within its time limit"
 }
 
 [ -n "$stages" ] || { echo "grade_proof.sh: no stages given: run it as make course-test" >&2; exit 2; }
@@ -268,4 +280,5 @@ if [ -s "$P/errors" ]; then
     echo "course-test: FAILED ($(( $(date +%s) - start )) s, jobs=$jobs; the runs in $P)"
     exit 1
 fi
-echo "course-test: every stage's own lock.c passes, its exercise's start fails exactly on what tells it from its base ($(( $(date +%s) - start )) s, jobs=$jobs)"
+echo "course-test: every stage's own lock.c passes, its exercise's start fails exactly on \
+what tells it from its base ($(( $(date +%s) - start )) s, jobs=$jobs)"

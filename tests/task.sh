@@ -51,7 +51,9 @@ if [ -n "$part" ]; then
         if ($3 < k) done = done sprintf("- part %d, in your lock.c already: %s\n", $3, t)
         if ($3 == k) mine = sprintf("- **part %d, yours: %s**\n", $3, t)
         if ($3 > k) later = later sprintf("- part %d, after it: %s\n", $3, t) }
-        END { printf "%s brings several ideas; this exercise is one of them. Your `lock.c` is %s%s.\n\n", n, b, (k > 1 ? "'\''s with the parts before yours in it" : "'\''s, the stage " n " is built on")
+        END { start = k > 1 ? "'\''s with the parts before yours in it" : "'\''s, the stage " n " is built on"
+              printf "%s brings several ideas; this exercise is one of them. ", n
+              printf "Your `lock.c` is %s%s.\n\n", b, start
               printf "%s%s%s", done, mine, later }' tests/stagediff.parts
     echo
     if [ "$part" -lt "$nparts" ]; then
@@ -100,8 +102,10 @@ echo
 for cap in $adds; do
     what=$(sed -n "s|^#define SIM_CAP_$cap .*/\* \(.*\) \*/.*|\1|p" sim/base/stage.h | sed 's/ *([^)]*)$//')
     awk -v cap="$cap" -v what="$what" '!/^#/ && NF > 1 {
-            for (i = 2; i <= NF; i++) if ($i == cap) { list = list (list == "" ? "" : ", ") "`" $1 "`"; break } }
-        END { printf "- %s (%s): %s\n", cap, what, list == "" ? "no check of its own" : list }' tests/grade.checks
+            for (i = 2; i <= NF; i++)
+                if ($i == cap) { list = list (list == "" ? "" : ", ") "`" $1 "`"; break } }
+        END { printf "- %s (%s): %s\n", cap, what, list == "" ? "no check of its own" : list }' \
+        tests/grade.checks
 done
 if [ "$masters" != "$bmasters" ] || [ "$server" != "$bserver" ]; then
     echo "- and every check that takes the lock: $n's lock talks to $masters independent"
