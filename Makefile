@@ -1,7 +1,7 @@
 # lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
-#   make test                       every stage, then the simulator's, the bench's and the
-#                                   commands' and the report's own tests
+#   make test                       every stage, then the simulator's, the bench's, the
+#                                   commands' and the report's own tests, and the grader's proof
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
@@ -13,6 +13,12 @@
 #                                   full=1: whole files)
 #   make diff to=M [part=K]         what stage M changed on the stage it is built on
 #                                   (part=K: one idea of a stage that brings several)
+#   make exercise stage=N [part=K]  a stage as an exercise: exercises/vN/ (its base's lock.c,
+#                                   lock.h, TASK.md); part=K: one idea of a stage told in parts
+#   make grade stage=N [part=K] [src=FILE]
+#                                   the workspace's lock.c (or FILE) graded by stage N's own
+#                                   suite and matrix row: a line per check, then the score
+#   make handout stage=N [part=K]   the workspace as a tarball: build/handout/vN.tar.gz
 #   make deps                       install what is missing (test, demo, sim, bench do it too)
 #   make clean
 #
@@ -146,6 +152,69 @@ $(SIM_SHIM): $(SIM_SHIM_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
+# ---- course mode -----------------------------------------------------------
+# A student's lock.c in place of a stage's own: tests/grade.sh copies it to
+# $(GRADE_DIR)/vN/lock.c, next to a copy of the stage's lock.h (so the
+# contract is the stage's, whatever the student's folder holds), and links
+# it with the stage's own test objects and client side, built as make
+# stage=N test builds them. Nothing here writes into a stage folder.
+GRADE_DIR ?= $(BUILD)/grade
+
+define GRADE_RULES
+$(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h
+	$$(CC) $$(CFLAGS) -c $$< -o $$@
+
+$(GRADE_DIR)/v$(1)/client: $(GRADE_DIR)/v$(1)/lock.o $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM))
+	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+
+.PHONY: grade-prereqs-v$(1)
+grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1))
+	@:
+
+$(GRADE_DIR)/v$(1)/tests: $(GRADE_DIR)/v$(1)/lock.o $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
+	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
+endef
+$(foreach n,$(STAGES),$(eval $(call GRADE_RULES,$(n))))
+
+# The runner looks for the clock library next to the client's folder, as
+# build/clockshim.so is for build/vN/client.
+$(GRADE_DIR)/$(notdir $(SIM_SHIM)): $(SIM_SHIM)
+	@mkdir -p $(@D)
+	cp $< $@
+
+# The cells of the matrix that tell each stage from its base: the answer
+# key and the README's story of each row, read as tables (no Redis).
+GRADE_KEY := $(BUILD)/grade_key
+GRADE_KEY_OBJS := $(BUILD)/tests/grade_key.o $(BUILD)/tests/row_claims.o \
+                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history/history*.c) \
+                    $(call sim_srcs,checker) sim/base/stage.c sim/base/util.c sim/play/scenarios.c)
+
+$(GRADE_KEY): $(GRADE_KEY_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(JSON_LIBS) -lm -pthread
+
+# The scripts get make's variables as they were given, to name them in an
+# error, and the stages as the list above has them.
+.PHONY: exercise grade handout
+exercise: check-deps
+	@tests/exercise.sh exercise 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+
+handout: check-deps
+	@tests/exercise.sh handout 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+
+grade: check-deps
+	@tests/grade.sh 'stage=$(stage)' 'src=$(src)' 'part=$(part)' 'build=$(BUILD)' \
+	    'into=$(GRADE_DIR)' -- $(STAGE_LINES)
+
+# make course-test: the grader's proof (tests/grade_proof.sh). Every
+# stage's own lock.c gets full marks; its exercise's start fails exactly
+# the checks and cells that tell it from its base. Two full suites per
+# stage, two stages at a time (jobs=N): it runs once in make test, and
+# under SANITIZE=1 only checks every stage's handout and cells.
+.PHONY: course-test
+course-test: check-deps
+	@tests/grade_proof.sh 'build=$(BUILD)' 'jobs=$(jobs)' 'light=$(if $(filter 1,$(SANITIZE)),1,0)' \
+	    -- $(STAGE_LINES)
+
 # ---- tests -------------------------------------------------------------
 test: check-deps
 ifneq ($(stage),)
@@ -160,6 +229,7 @@ else
 	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
 	$(MAKE) --no-print-directory layout-test || failed="$$failed layout-test"; \
 	$(MAKE) --no-print-directory report-test || failed="$$failed report-test"; \
+	$(MAKE) --no-print-directory course-test || failed="$$failed course-test"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "== all stages passed =="
 endif

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 failed=0
 out=$(mktemp) || exit 2
-trap 'rm -rf "$out" "$out.parts" "$out.bin"' EXIT
+trap 'rm -rf "$out" "$out.parts" "$out.bin" "$out.ex" "$out.task"' EXIT
 
 fail() {
     echo "cli-test: $*"
@@ -141,8 +141,51 @@ grep -q '^[-+][^-+].*\(watchdog\|hincrby\|holds\)' "$out" &&
 grep -v '^6 4 disconnect' tests/stagediff.parts >"$out.parts"
 errs "is in no part" env STAGEDIFF_PARTS="$out.parts" $M diff to=6 part=1
 
+# ---- course mode: make exercise, make handout, make grade -----------------
+# The workspaces go to a folder of the test's own (EXERCISES), never to
+# the user's exercises/.
+export EXERCISES="$out.ex"
+errs "usage: make exercise stage=N [part=K]" $M exercise
+errs "v1-setnx is built on no other stage" $M exercise stage=1
+errs "part=9 is not a part of v6-reentrant-watchdog: give part=1 to 4" $M exercise stage=6 part=9
+errs "part=x is not a part of v6-reentrant-watchdog" $M handout stage=6 part=x
+errs "part=1: v4-owner-check is not told in parts" $M exercise stage=4 part=1
+errs "usage: make grade stage=N [src=FILE] [part=K]" $M grade
+errs "src=$out.none is not a file" $M grade stage=4 src="$out.none"
+errs "$EXERCISES/v4/lock.c does not exist: make exercise stage=4 writes it" $M grade stage=4
+says "exercise: $EXERCISES/v4/: lock.c (v3-set-nx-px's lock.c)" $M exercise stage=4
+cmp -s "$EXERCISES/v4/lock.c" v3-set-nx-px/lock.c || fail "make exercise stage=4: lock.c is not v3's"
+cmp -s "$EXERCISES/v4/lock.h" v4-owner-check/lock.h || fail "make exercise stage=4: lock.h is not the contract"
+grep -q 'What changed\|```diff' "$EXERCISES/v4/TASK.md" && fail "make exercise stage=4: TASK.md tells what changed"
+grep -q 'test_lock_owner_token' "$EXERCISES/v4/TASK.md" || fail "make exercise stage=4: TASK.md names no check of OWNER"
+grep -q '| stranger-unlock |.*| ME MD LU | - |' "$EXERCISES/v4/TASK.md" ||
+    fail "make exercise stage=4: TASK.md lacks the stranger-unlock cell, v3's ME MD LU against v4's -"
+says "exercise: $EXERCISES/v4/" $M exercise stage=4
+echo '/* mine */' >>"$EXERCISES/v4/lock.c"
+errs "$EXERCISES/v4/lock.c has changes of yours, left as they are; to start over, move $EXERCISES/v4 away" \
+    $M exercise stage=4
+grep -q 'mine' "$EXERCISES/v4/lock.c" || fail "make exercise stage=4 wrote over the student's lock.c"
+# A file that does not compile: the compiler's errors name it, and no check runs.
+printf 'this is not C;\n' >"$EXERCISES/v4/lock.c"
+errs "$EXERCISES/v4/lock.c:1:1: error" $M grade stage=4
+errs "does not compile (the errors above): no check ran; score 0" $M grade stage=4
+# Every part of a stage told in parts starts from a lock.c that compiles
+# (make exercise compiles it), or the part is refused.
+for k in 1 2 3 4; do
+    says "/handout/v6-part$k.tar.gz: exercises/v6-part$k/" $M handout stage=6 part=$k
+done
+says "exercise: $EXERCISES/v6-part2/: lock.c (v5-lua-unlock's lock.c with part 1" $M exercise stage=6 part=2
+grep -q 'part 2, yours: the watchdog' "$EXERCISES/v6-part2/TASK.md" || fail "v6 part 2's TASK.md does not name its part"
+errs "part=2: v6-reentrant-watchdog with part 1 of v9-fair-queue does not compile" $M exercise stage=9 part=2
+# TASK.md never quotes a line of the stage's lock.c that the start lacks.
+printf 'A hint:\n    r = command(l, "GET %%s", l->key);\n' >"$out.task"
+sh tests/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
+    fail "tests/task_leaks.sh passes a TASK.md that quotes v4's GET"
+grep -q 'quotes the solution: r = command(l, "GET %s", l->key);' "$out" ||
+    fail "tests/task_leaks.sh does not name the quoted line: $(cat "$out")"
+
 if [ $failed -gt 0 ]; then
     echo "cli-test: $failed failed"
     exit 1
 fi
-echo "cli-test: bad arguments named as typed, make diff's lines, regions and parts: ok"
+echo "cli-test: bad arguments named as typed, make diff's lines, regions and parts, make exercise's and make grade's: ok"

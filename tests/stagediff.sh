@@ -15,6 +15,10 @@
 # parts by tests/stagediff.parts: part=K shows the K-th alone, as the
 # change from the base with parts 1 to K-1 to the base with parts 1 to K.
 #
+# apply=K out=DIR: no diff; writes each source file of TO's base, with
+# parts 1 to K of TO's diff applied, into DIR (apply=0: the base's files
+# as they are). make exercise starts a stage's part K+1 from there.
+#
 # A bad argument gets one line on stderr naming it as typed, and exit 2.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -22,7 +26,7 @@ cd "$(dirname "$0")/.." || exit 2
 PARTS=${STAGEDIFF_PARTS:-tests/stagediff.parts}  # another table: for tests
 CONTEXT=3   # lines around each change
 
-from='' to='' side='' part='' full=''
+from='' to='' side='' part='' full='' apply='' outdir=''
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
     case "$1" in
     from=*) from=${1#from=} ;;
@@ -30,6 +34,8 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
     side=*) side=${1#side=} ;;
     part=*) part=${1#part=} ;;
     full=*) full=${1#full=} ;;
+    apply=*) apply=${1#apply=} ;;
+    out=*) outdir=${1#out=} ;;
     *) echo "stagediff.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -172,6 +178,33 @@ with_parts() {
     esac
 }
 
+files=$( (cd "$a" && ls -- *.c *.h; cd "../$b" && ls -- *.c *.h) 2>/dev/null | sort -u)
+
+# The base with parts 1 to $apply, file by file, into $outdir.
+if [ -n "$apply" ]; then
+    [ -n "$outdir" ] && [ -d "$outdir" ] || fail "stagediff.sh: apply=$apply needs out=DIR, an existing folder"
+    [ "$from" = "$base" ] || fail "apply=$apply cuts $b's diff on its base, v$base: leave from= out"
+    [ "$apply" = 0 ] || [ "$nparts" -gt 0 ] || fail "apply=$apply: $b's diff is not cut into parts; give apply=0"
+    case "$apply" in
+    '' | *[!0-9]*) fail "apply=$apply is not a number of parts: give 0 to $nparts" ;;
+    esac
+    [ "$apply" -le "$nparts" ] || fail "apply=$apply is not a number of parts: give 0 to $nparts"
+    for f in $files; do
+        [ -f "$a/$f" ] || [ "$apply" -gt 0 ] || continue
+        old="$a/$f" new="$b/$f"
+        [ -f "$old" ] || old=/dev/null
+        [ -f "$new" ] || new=/dev/null
+        if [ "$apply" = 0 ] || cmp -s "$old" "$new"; then
+            cp "$old" "$outdir/$f"
+        else
+            cut_parts "$old" "$new"
+            cp "$tmp/k$apply" "$outdir/$f"
+        fi
+        [ -s "$outdir/$f" ] || rm -f "$outdir/$f"
+    done
+    exit 0
+fi
+
 if [ "$nparts" -gt 0 ] && [ "$from" = "$base" ]; then
     if [ -n "$part" ]; then
         printf '%s\n' "$parts" | awk -F'\t' -v k="$part" -v n="$nparts" -v a="$a" -v b="$b" \
@@ -184,7 +217,6 @@ if [ "$nparts" -gt 0 ] && [ "$from" = "$base" ]; then
     fi
 fi
 
-files=$( (cd "$a" && ls -- *.c *.h; cd "../$b" && ls -- *.c *.h) 2>/dev/null | sort -u)
 for f in $files; do
     old="$a/$f" new="$b/$f"
     [ -f "$old" ] || old=/dev/null

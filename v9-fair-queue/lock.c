@@ -748,8 +748,9 @@ dlock *dlock_new(const char *name, const dlock_config *cfg)
         l->cfg.connect = connect_default;
         l->cfg.connect_arg = &l->cfg;
     }
-    if (random_id(l) != DLOCK_OK || name_channel(l, name) != DLOCK_OK ||
-        start_watchdog(l) != DLOCK_OK)
+    if (random_id(l) != DLOCK_OK || name_channel(l, name) != DLOCK_OK)
+        return l;
+    if (start_watchdog(l) != DLOCK_OK)
         return l;
     l->key = strdup(name);
     if (l->key == NULL)

@@ -1,0 +1,154 @@
+#!/bin/sh
+# task.sh N K BUILD STAGE...: the TASK.md of stage N's exercise (of its
+# part K, when K is not empty), on stdout (tests/exercise.sh).
+#
+# Made from what the repository already says, never from stage N's
+# lock.c: the stage's title, goal and bug from its README.md
+# (tests/task_readme.awk leaves the solution out), the capabilities it
+# adds from sim/stages.def, said as sim/base/stage.h says them, the
+# checks that judge them (tests/grade.checks), the cells of the matrix
+# where its answer key or its story differs from its base's
+# (BUILD/grade_key), and the commands to run.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+stage=$1 part=$2 build=$3
+shift 3
+
+for line in "$@"; do
+    case "$line" in
+    "$stage":*) rest=${line#*:}; dir=${rest%%:*}; base=${rest#*:} ;;
+    esac
+done
+for line in "$@"; do
+    case "$line" in
+    "$base":*) rest=${line#*:}; bdir=${rest%%:*} ;;
+    esac
+done
+
+# Stage $1's line of sim/stages.def, its fields split by commas.
+def() {
+    sed -n "s/^SIM_STAGE($1, *\(.*\))[ \t]*$/\1/p" sim/stages.def
+}
+fld() {
+    def "$1" | awk -F, -v f="$2" '{ gsub(/^[ \t"]+|[ \t"]+$/, "", $f); print $f }'
+}
+
+adds=$(def "$stage" | sed -n 's/.*,//p' | grep -o 'CAP([A-Z_]*)' | sed 's/CAP(\(.*\))/\1/')
+masters=$(fld "$stage" 4) bmasters=$(fld "$base" 4)
+server=$(fld "$stage" 3) bserver=$(fld "$base" 3)
+title=$(sed -n '1s/^# //p' "$dir/README.md")
+n=v$stage b=v$base
+ws=exercises/v$stage${part:+-part$part}
+grade="make grade stage=$stage${part:+ part=$part}"
+
+echo "# Exercise: $title"
+echo
+if [ -n "$part" ]; then
+    nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
+    awk -v s="$stage" -v k="$part" -v b="$bdir" -v n="$n" '$1 == "title" && $2 == s {
+        t = $0; sub(/^[ \t]*title[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", t)
+        if ($3 < k) done = done sprintf("- part %d, in your lock.c already: %s\n", $3, t)
+        if ($3 == k) mine = sprintf("- **part %d, yours: %s**\n", $3, t)
+        if ($3 > k) later = later sprintf("- part %d, after it: %s\n", $3, t) }
+        END { start = k > 1 ? "'\''s with the parts before yours in it" : "'\''s, the stage " n " is built on"
+              printf "%s brings several ideas; this exercise is one of them. ", n
+              printf "Your `lock.c` is %s%s.\n\n", b, start
+              printf "%s%s%s", done, mine, later }' tests/stagediff.parts
+    echo
+    if [ "$part" -lt "$nparts" ]; then
+        echo "The grader judges $n whole: the checks of the parts after yours fail until"
+        echo "they are written too. \`make exercise stage=$stage part=$((part + 1))\` starts the next part"
+        echo "from the course's own version of the ones before it."
+    else
+        echo "It is the last part: with it, your lock.c is $n, and the grader, which"
+        echo "judges $n whole, gives full marks."
+    fi
+else
+    echo "Your \`lock.c\` is $bdir's, the stage $n is built on. Make it $n: change it"
+    echo "until \`$grade\` gives full marks."
+fi
+echo
+echo "\`lock.h\` is the contract, the same in every stage: the grader builds your"
+echo "\`lock.c\` against its own copy, so change \`lock.c\` only."
+echo
+awk -v want=goal -f tests/task_readme.awk "$dir/README.md"
+echo
+echo "## The bug to fix"
+echo
+awk -v want=bug -f tests/task_readme.awk "$dir/README.md"
+layout=$(awk -v want=layout -f tests/task_readme.awk "$dir/README.md")
+if [ -n "$layout" ]; then
+    echo
+    echo "## The keys, as the tests read them"
+    echo
+    printf '%s\n' "$layout"
+fi
+
+echo
+echo "## What grades it"
+echo
+echo "\`$grade\` builds \`$ws/lock.c\` in place of $dir's own and"
+echo "runs what \`make stage=$stage test\` runs: $n's contract suite and $n's row of the"
+echo "fault matrix. It prints one line per check, passed or failed with the reason,"
+if [ -n "$part" ]; then
+    echo "then the score. These checks judge what $n adds to $b; those of the parts"
+    echo "already in your lock.c pass:"
+else
+    echo "then the score. As you got it, your lock fails these checks, which judge what"
+    echo "$n adds to $b:"
+fi
+echo
+for cap in $adds; do
+    what=$(sed -n "s|^#define SIM_CAP_$cap .*/\* \(.*\) \*/.*|\1|p" sim/base/stage.h | sed 's/ *([^)]*)$//')
+    awk -v cap="$cap" -v what="$what" '!/^#/ && NF > 1 {
+            for (i = 2; i <= NF; i++)
+                if ($i == cap) { list = list (list == "" ? "" : ", ") "`" $1 "`"; break } }
+        END { printf "- %s (%s): %s\n", cap, what, list == "" ? "no check of its own" : list }' \
+        tests/grade.checks
+done
+if [ "$masters" != "$bmasters" ] || [ "$server" != "$bserver" ]; then
+    echo "- and every check that takes the lock: $n's lock talks to $masters independent"
+    echo "  $server masters where $b's talks to $bmasters, and the suite gives it $masters."
+fi
+echo
+key=$("$build/grade_key" "$stage") || exit 2
+if [ -n "$key" ]; then
+    echo "and these cells of the matrix (the grader names them matrix/<scenario>),"
+    echo "where what $n must show differs from what $b shows:"
+    echo
+    echo "| scenario | what it shows | $b shows | $n must show |"
+    echo "|---|---|---|---|"
+    printf '%s\n' "$key" | awk -F'\t' -v n="$n" '{
+        why = $2 == "story" ? " (the story of the row in README.md says more of " n "'\''s cell: the test checks it)" : \
+              $2 == "servers" ? " (on " n "'\''s servers)" : ""
+        printf "| %s | %s | %s | %s%s |\n", $1, $5, $3, $4, why }'
+    # Up to three cells where the base shows an anomaly that N must not.
+    watch=$(printf '%s\n' "$key" | awk -F'\t' -v b="$base" '
+        function has(set, k) { return index(" " set " ", " " k " ") > 0 }
+        $2 == "key" && shown < 3 {
+            n = split($3, a, " ")
+            for (i = 1; i <= n; i++)
+                if (a[i] != "-" && !has($4, a[i])) {
+                    printf "    make sim stage=%s scenario=%s\n", b, $1
+                    shown++
+                    break
+                } }')
+    if [ -n "$watch" ]; then
+        echo
+        echo "To watch the bug, play one of them against the stage you start from:"
+        echo
+        printf '%s\n' "$watch"
+    fi
+fi
+echo
+echo "Every other check passes already: keep it passing."
+echo
+echo "## Commands"
+echo
+printf '    %-34s %s\n' "$grade" "grade $ws/lock.c: a line per check, the score" \
+    "make stage=$base test" "$b's own tests, which your starting lock passes" \
+    "make sim stage=$base scenario=S" "one run of $b, told and drawn as a timeline" \
+    "make sim" "the names of the scenarios"
+echo
+echo "The course's own answer is $dir/ (and \`make diff to=$stage\`): look at it after."
