@@ -166,17 +166,18 @@ static const sim_scenario table[] = {
         .timeout = 1 },
       { "-", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU" } },
 
-    /* A's own lease (1.8 L) covers its work (0.9 L). 0.1 L into it, the
-     * wall clock of a node with A's key jumps 2 L forward: the key's TTL,
-     * 1.8 L at most, has run out there. B asks 0.1 L later, takes the
-     * lock and sells within 0.3 L; A, still inside, writes 0.4 L after B
-     * left. Of several nodes, A asks while it cannot reach the last two
-     * (a bare majority, nodes 0 to 2: its try waits out their node
-     * timeout, 0.5 L); node 2's clock jumps, the link comes back with it,
-     * and B wins nodes 2, 3 and 4. Without a TTL (v1) the clock changes
-     * nothing: B waits for A's release. */
+    /* A's own lease (1.9 L, just under the jump) covers its work (1.2 L).
+     * 0.1 L into it, the wall clock of a node with A's key jumps 2 L
+     * forward: the key's TTL, 1.9 L at most, has run out there. B asks
+     * 0.1 L later, takes the lock and sells within 0.3 L; A, still
+     * inside, writes 0.7 L after B left. Of several nodes, A asks while
+     * it cannot reach the last two (a bare majority, nodes 0 to 2: its
+     * try waits out their node timeout, 0.5 L, so its keys there outlive
+     * its work by 0.2 L); node 2's clock jumps, the link comes back with
+     * it, and B wins nodes 2, 3 and 4. Without a TTL (v1) the clock
+     * changes nothing: B waits for A's release. */
     { "clock-jump", "a lock server's wall clock jumps forward while the holder works", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.9, .wait = 1, .lease = 1.8, .start = AT_START },
+      { { 'A', SIM_PLAN_ONCE, .hold = 1.2, .wait = 1, .lease = 1.9, .start = AT_START },
         { 'B', SIM_PLAN_ONCE, .hold = 0.3, .wait = LONG_WAIT, .lease = 2,
           .start = AFTER_FAULT(0.1) } },
       { .kind = SIM_FAULT_CLOCK_JUMP, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 2,
