@@ -24,40 +24,9 @@ cd "$(dirname "$0")/.." || exit 2
 
 mode=${1:-}
 [ $# -gt 0 ] && shift
-stage='' part='' build=build out=''
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    case "$1" in
-    stage=*) stage=${1#stage=} ;;
-    part=*) part=${1#part=} ;;
-    build=*) build=${1#build=} ;;
-    out=*) out=${1#out=} ;;
-    *) echo "exercise.sh: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-    shift
-done
-[ $# -gt 0 ] && shift
-stages="$*"
-
-fail() {
-    echo "$*" >&2
-    exit 2
-}
-
-valid() {
-    for line in $stages; do
-        rest=${line#*:}
-        printf ' %s (%s)' "${line%%:*}" "${rest%%:*}"
-    done
-}
-
-# Field $2 (2: the folder, 3: the base) of stage $1's line, or nothing.
-field() {
-    for line in $stages; do
-        case "$line" in
-        "$1":*) echo "$line" | cut -d: -f"$2"; return ;;
-        esac
-    done
-}
+. tests/stagelist.sh
+take_args exercise.sh stage part build out -- "$@"
+[ -n "$build" ] || build=build
 
 case "$mode" in
 exercise | handout) ;;

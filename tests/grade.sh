@@ -33,33 +33,10 @@ cd "$(dirname "$0")/.." || exit 2
 
 LIMIT=1800   # seconds for the whole suite: a safety net under Check's own limits
 
-stage='' src='' part='' build=build into=''
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    case "$1" in
-    stage=*) stage=${1#stage=} ;;
-    src=*) src=${1#src=} ;;
-    part=*) part=${1#part=} ;;
-    build=*) build=${1#build=} ;;
-    into=*) into=${1#into=} ;;
-    *) echo "grade.sh: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-    shift
-done
-[ $# -gt 0 ] && shift
-stages="$*"
+. tests/stagelist.sh
+take_args grade.sh stage src part build into -- "$@"
+[ -n "$build" ] || build=build
 [ -n "$into" ] || into=$build/grade
-
-fail() {
-    echo "$*" >&2
-    exit 2
-}
-
-valid() {
-    for line in $stages; do
-        rest=${line#*:}
-        printf ' %s (%s)' "${line%%:*}" "${rest%%:*}"
-    done
-}
 
 [ -n "$stages" ] || fail "grade.sh: no stages given: run it as make grade stage=N"
 [ -n "$stage" ] || fail "usage: make grade stage=N [src=FILE] [part=K]; stages:$(valid)"

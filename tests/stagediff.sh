@@ -26,47 +26,8 @@ cd "$(dirname "$0")/.." || exit 2
 PARTS=${STAGEDIFF_PARTS:-tests/stagediff.parts}  # another table: for tests
 CONTEXT=3   # lines around each change
 
-from='' to='' side='' part='' full='' apply='' outdir=''
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    case "$1" in
-    from=*) from=${1#from=} ;;
-    to=*) to=${1#to=} ;;
-    side=*) side=${1#side=} ;;
-    part=*) part=${1#part=} ;;
-    full=*) full=${1#full=} ;;
-    apply=*) apply=${1#apply=} ;;
-    out=*) outdir=${1#out=} ;;
-    *) echo "stagediff.sh: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-    shift
-done
-[ $# -gt 0 ] && shift
-stages="$*"
-
-# One line on stderr, exit 2: what make diff prints for a bad argument.
-fail() {
-    echo "$*" >&2
-    exit 2
-}
-
-valid() {
-    for line in $stages; do
-        rest=${line#*:}
-        printf ' %s (%s)' "${line%%:*}" "${rest%%:*}"
-    done
-}
-
-# Field $2 (2: the folder, 3: the base) of stage $1's line, or nothing.
-field() {
-    case "$1" in
-    '' | *[!0-9]*) return ;;
-    esac
-    for line in $stages; do
-        case "$line" in
-        "$1":*) echo "$line" | cut -d: -f"$2"; return ;;
-        esac
-    done
-}
+. tests/stagelist.sh
+take_args stagediff.sh from to side part full apply out -- "$@"
 
 # A switch: empty, 0 or 1.
 switch() {
@@ -180,9 +141,9 @@ with_parts() {
 
 files=$( (cd "$a" && ls -- *.c *.h; cd "../$b" && ls -- *.c *.h) 2>/dev/null | sort -u)
 
-# The base with parts 1 to $apply, file by file, into $outdir.
+# The base with parts 1 to $apply, file by file, into $out.
 if [ -n "$apply" ]; then
-    [ -n "$outdir" ] && [ -d "$outdir" ] || fail "stagediff.sh: apply=$apply needs out=DIR, an existing folder"
+    [ -n "$out" ] && [ -d "$out" ] || fail "stagediff.sh: apply=$apply needs out=DIR, an existing folder"
     [ "$from" = "$base" ] || fail "apply=$apply cuts $b's diff on its base, v$base: leave from= out"
     [ "$apply" = 0 ] || [ "$nparts" -gt 0 ] || fail "apply=$apply: $b's diff is not cut into parts; give apply=0"
     case "$apply" in
@@ -195,12 +156,12 @@ if [ -n "$apply" ]; then
         [ -f "$old" ] || old=/dev/null
         [ -f "$new" ] || new=/dev/null
         if [ "$apply" = 0 ] || cmp -s "$old" "$new"; then
-            cp "$old" "$outdir/$f"
+            cp "$old" "$out/$f"
         else
             cut_parts "$old" "$new"
-            cp "$tmp/k$apply" "$outdir/$f"
+            cp "$tmp/k$apply" "$out/$f"
         fi
-        [ -s "$outdir/$f" ] || rm -f "$outdir/$f"
+        [ -s "$out/$f" ] || rm -f "$out/$f"
     done
     exit 0
 fi
