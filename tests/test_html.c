@@ -216,7 +216,7 @@ END_TEST
  * files linked, a table of parts that cuts no stage. */
 static void link_make_diff(const char *src)
 {
-    static const char *const files[] = { "stagediff.sh", "stagediff_side.awk",
+    static const char *const files[] = { "stagediff.sh", "stagelist.sh", "stagediff_side.awk",
                                          "stagediff_units.awk", "stagediff_parts.awk" };
     char dir[512], from[512], to[600];
 
