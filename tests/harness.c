@@ -142,6 +142,31 @@ void harness_test_teardown(void)
         printf("  ... Passed (%.2f s)\n", (harness_now_ms() - title_ms) / 1000.0);
 }
 
+static char tmpdir[SIM_PATH_LEN];   /* the tcase's tests' temp dirs live in here */
+static char saved_tmpdir[SIM_PATH_LEN];
+
+void harness_tmpdir_setup(void)
+{
+    char err[256];
+    const char *old = getenv("TMPDIR");
+
+    snprintf(saved_tmpdir, sizeof(saved_tmpdir), "%s", old != NULL ? old : "");
+    if (sim_tempdir_create(tmpdir, sizeof(tmpdir), err, sizeof(err)) != 0) {
+        fprintf(stderr, "harness: %s\n", err);
+        exit(EXIT_FAILURE);
+    }
+    setenv("TMPDIR", tmpdir, 1);
+}
+
+void harness_tmpdir_teardown(void)
+{
+    if (saved_tmpdir[0] != '\0')
+        setenv("TMPDIR", saved_tmpdir, 1);
+    else
+        unsetenv("TMPDIR");
+    sim_tempdir_remove(tmpdir);
+}
+
 /* ---- talking to Redis -------------------------------------------------------- */
 
 redisContext *harness_connect(const sim_server *s)

@@ -47,6 +47,11 @@ void harness_server_setup(void);    /* unchecked: start the tcase's nodes */
 void harness_server_teardown(void); /* unchecked: stop and reap them */
 void harness_test_setup(void);      /* checked: FLUSHALL, connect to each node */
 void harness_test_teardown(void);   /* checked: disconnect, print "... Passed" */
+/* Unchecked: the temp dirs a tcase's tests make go inside one that the
+ * runner process makes (TMPDIR) and removes, even when a test failed or
+ * Check's timeout killed it before it could clean up. */
+void harness_tmpdir_setup(void);
+void harness_tmpdir_teardown(void);
 
 /* The tcase's nodes: CAPS.masters of them (one but for v8). */
 int harness_nodes(void);

@@ -32,35 +32,14 @@
 #define EVIDENCE_LEN 768
 #define SEED 1
 
-static char tmpdir[SIM_PATH_LEN];   /* the runs' temp dirs live in here */
-static char saved_tmpdir[SIM_PATH_LEN];
-
 /* Unchecked: the runs' clusters make their temp dirs inside one made by
- * the runner process, which removes it at exit even when Check's timeout
- * killed a test before its run could clean up. */
+ * the runner process (harness_tmpdir_setup). */
 static void matrix_setup(void)
 {
-    char err[256];
-    const char *old = getenv("TMPDIR");
-
-    snprintf(saved_tmpdir, sizeof(saved_tmpdir), "%s", old != NULL ? old : "");
-    if (sim_tempdir_create(tmpdir, sizeof(tmpdir), err, sizeof(err)) != 0) {
-        fprintf(stderr, "matrix: %s\n", err);
-        exit(EXIT_FAILURE);
-    }
-    setenv("TMPDIR", tmpdir, 1);
+    harness_tmpdir_setup();
     /* Inherited by each test's process: Ctrl-C kills and reaps its
      * clients before the harness's cleanup stops the servers. */
     sim_proc_cleanup_on_signal();
-}
-
-static void matrix_teardown(void)
-{
-    if (saved_tmpdir[0] != '\0')
-        setenv("TMPDIR", saved_tmpdir, 1);
-    else
-        unsetenv("TMPDIR");
-    sim_tempdir_remove(tmpdir);
 }
 
 /* The client program of this stage, next to this test binary. */
@@ -194,7 +173,7 @@ static void assert_replay(const sim_run *run, const sim_verdict *v)
     size_t n;
     int fd;
 
-    snprintf(path, sizeof(path), "%s/replay-XXXXXX", tmpdir);
+    snprintf(path, sizeof(path), "%s/replay-XXXXXX", getenv("TMPDIR"));
     ck_assert_msg((fd = mkstemp(path)) >= 0, "cannot make %s", path);
     close(fd);
     ck_assert_msg(sim_history_save_run(path, &run->info, run->ev, run->n,
@@ -255,7 +234,7 @@ Suite *matrix_suite(void)
     for (i = 0; i < sim_scenario_count(); i++) {
         TCase *tc = tcase_create(sim_scenario_at(i)->name);
 
-        tcase_add_unchecked_fixture(tc, matrix_setup, matrix_teardown);
+        tcase_add_unchecked_fixture(tc, matrix_setup, harness_tmpdir_teardown);
         tcase_set_timeout(tc, RUN_TIMEOUT_S);
         tcase_add_loop_test(tc, test_matrix_cell, (int)i, (int)i + 1);
         suite_add_tcase(suite, tc);

@@ -149,6 +149,7 @@ Suite *proxy_suite(void)
     Suite *s = suite_create("proxy");
     TCase *tc = tcase_create("partition");
 
+    tcase_add_unchecked_fixture(tc, harness_tmpdir_setup, harness_tmpdir_teardown);
     tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
     tcase_add_test(tc, test_proxy_cuts_one_client_off);
     tcase_add_test(tc, test_proxy_absent_means_direct);
