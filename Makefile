@@ -1,7 +1,7 @@
 # lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
-#   make test                       every stage, then the simulator's, the bench's and the
-#                                   commands' and the report's own tests
+#   make test                       every stage, then the simulator's, the servers', the
+#                                   bench's, the commands' and the report's own tests
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
@@ -135,6 +135,7 @@ else
 	    $(MAKE) --no-print-directory stage-test stage=$$n || failed="$$failed v$$n"; \
 	done; \
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
+	$(MAKE) --no-print-directory servers-test || failed="$$failed servers-test"; \
 	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
 	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
 	$(MAKE) --no-print-directory layout-test || failed="$$failed layout-test"; \
@@ -169,6 +170,21 @@ $(BUILD)/test_sim: $(SIM_TEST_OBJS)
 sim-test: $(BUILD)/test_sim
 	@echo "== simulator: history, checker, report, tally, stages, pool, html (no Redis) =="
 	@$(BUILD)/test_sim
+
+# ---- the server kinds' own tests (no stage) --------------------------------
+# A real ZooKeeper ensemble of three, as the simulator starts it: one
+# leader, the leader killed and replaced, a node restarted empty, and no
+# java process or dir left behind, also after Ctrl-C.
+SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o
+
+$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+.PHONY: servers-test
+servers-test: check-deps
+	@$(MAKE) --no-print-directory $(BUILD)/test_servers
+	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty =="
+	@$(BUILD)/test_servers
 
 # ---- the commands as a user types them (no Redis) -------------------------
 # Bad make variables named as typed; make diff's side by side, regions and

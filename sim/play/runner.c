@@ -330,7 +330,7 @@ static void describe(const runner *r, sim_run *run)
     run->info.lease_ms = r->cfg->lease_ms;
     run->info.seed = r->cfg->seed;
     run->info.clients = r->n;
-    run->info.nodes = r->srv.nodes;
+    run->info.nodes = r->srv.lanes;
 }
 
 static int finish(runner *r, sim_run *run, char *errstr, size_t len)

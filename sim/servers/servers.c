@@ -6,10 +6,12 @@
 #include "util.h"
 
 extern const sim_servers_kind sim_servers_redis;
+extern const sim_servers_kind sim_servers_zookeeper;
 
 /* Every kind a stage may name, by its name in sim/stages.def. */
 static const sim_servers_kind *const kinds[] = {
     &sim_servers_redis,
+    &sim_servers_zookeeper,
 };
 
 const sim_servers_kind *sim_servers_kind_get(const char *name)
@@ -35,8 +37,11 @@ int sim_servers_start(sim_servers *s, const sim_stage *stage, unsigned flags,
         return sim_error(errstr, len, "a lock of %d nodes: give 1 to %d", stage->masters,
                          SIM_NODES_MAX);
     s->nodes = stage->masters;
-    if (s->kind->start(s, flags, errstr, len) == 0)
+    if (s->kind->start(s, flags, errstr, len) == 0) {
+        if (s->lanes == 0)
+            s->lanes = s->nodes;
         return 0;
+    }
     sim_servers_stop(s);
     return -1;
 }

@@ -2,7 +2,7 @@
  * interface (Jepsen's db protocol).
  *
  * A stage's line in sim/stages.def names the kind of server its lock
- * talks to ("redis"); the runner looks the kind up once per run and then
+ * talks to ("redis", "zookeeper"); the runner looks the kind up once per run and then
  * only calls the functions below, so neither the runner nor the nemesis
  * asks which server it talks to. A kind implements, once:
  *
@@ -60,6 +60,10 @@ struct sim_servers {
     const sim_servers_kind *kind;
     char dir[SIM_PATH_LEN];      /* the run's temp dir; "" when stopped */
     int nodes;                   /* node 0 .. nodes - 1 hold the lock */
+    int lanes;                   /* the lock's lanes in the history: a lane
+                                  * per node that keeps a lock of its own
+                                  * (Redis), or 1 for nodes that keep one
+                                  * together (a ZooKeeper ensemble) */
     int port[SIM_NODES_MAX];     /* where node i listens now */
     int resource_port;           /* the stock's server, which faults never touch */
     sim_history *h;              /* where server faults and lock events go */

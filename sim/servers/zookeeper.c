@@ -1,0 +1,145 @@
+/* zookeeper: the ZooKeeper kind of servers (servers.h). The lock's nodes
+ * are an ensemble (ensemble.h), node i on port + i; the stock stays on a
+ * redis-server of its own. The lock lives in the ensemble as a whole, not
+ * on one node: a server that dies or comes back empty takes nothing with
+ * it while a majority keeps the data. So the history has one lane for the
+ * lock (lanes = 1), and the faults on single servers are recorded as
+ * failover steps that end no key ("kill leader zk1", "zk0 restarts
+ * empty"), not as a node losing its keys.
+ *
+ *   failover  the leader is killed (SIGKILL); the others elect a new one;
+ *             clients reconnect to any server within their session
+ *   down      a server is killed and stays down
+ *   restart   a server comes back on its ports with an empty data dir,
+ *             and syncs from the leader */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ensemble.h"
+#include "servers.h"
+#include "util.h"
+
+typedef struct zk_kind {
+    sim_ensemble ens;
+    sim_server resource; /* the stock's redis-server */
+} zk_kind;
+
+static zk_kind *self(sim_servers *s)
+{
+    return s->impl;
+}
+
+/* A step of a server fault, on the lock's one lane. */
+static void record(sim_servers *s, long long port, const char *fmt, int node)
+{
+    char detail[64];
+
+    snprintf(detail, sizeof(detail), fmt, node);
+    sim_history_add(s->h, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, port, detail);
+}
+
+static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
+{
+    zk_kind *z = calloc(1, sizeof(*z));
+    int i;
+
+    (void)flags; /* every server of an ensemble is a standby already */
+    if ((s->impl = z) == NULL)
+        return sim_error(errstr, len, "out of memory for the servers");
+    if (sim_tempdir_create(s->dir, sizeof(s->dir), errstr, len) != 0)
+        return -1;
+    if (sim_server_start(&z->resource, s->dir, "resource", NULL, errstr, len) != 0 ||
+        sim_ensemble_start(&z->ens, s->dir, s->nodes, errstr, len) != 0)
+        return -1;
+    for (i = 0; i < s->nodes; i++)
+        s->port[i] = z->ens.port + i;
+    s->resource_port = z->resource.port;
+    s->lanes = 1;
+    return 0;
+}
+
+static int attach(sim_servers *s, char *errstr, size_t len)
+{
+    (void)errstr;
+    (void)len;
+    s->ctl->observed = 0;
+    return 0;
+}
+
+/* Nothing to hold back: the failover kills whoever leads when it strikes. */
+static int prepare(sim_servers *s, char *errstr, size_t len)
+{
+    (void)s;
+    (void)errstr;
+    (void)len;
+    return 0;
+}
+
+/* The leader is killed; the failover is over when another leads and the
+ * rest follow it. */
+static int failover(sim_servers *s, char *errstr, size_t len)
+{
+    zk_kind *z = self(s);
+    int leader = sim_ensemble_leader(&z->ens);
+
+    if (leader < 0)
+        return sim_error(errstr, len, "failover: no ZooKeeper node says it leads");
+    record(s, z->ens.port + leader, "kill leader zk%d", leader);
+    sim_ensemble_down(&z->ens, leader);
+    if ((leader = sim_ensemble_wait(&z->ens, SIM_ENSEMBLE_ELECTION_MS, errstr, len)) < 0)
+        return -1;
+    record(s, z->ens.port + leader, "zk%d leads", leader);
+    return 0;
+}
+
+/* A leader that goes down is replaced before the scenario goes on, when
+ * a majority is left to elect one. */
+static void down(sim_servers *s, int node)
+{
+    zk_kind *z = self(s);
+    char why[256];
+    int leader = sim_ensemble_leader(&z->ens), left;
+
+    record(s, z->ens.port + node, "kill zk%d: it stays down", node);
+    sim_ensemble_down(&z->ens, node);
+    if (leader != node)
+        return;
+    if ((left = sim_ensemble_wait(&z->ens, SIM_ENSEMBLE_ELECTION_MS, why, sizeof(why))) >= 0)
+        record(s, z->ens.port + left, "zk%d leads", left);
+}
+
+static int restart(sim_servers *s, int node, char *errstr, size_t len)
+{
+    zk_kind *z = self(s);
+
+    record(s, z->ens.port + node, "kill zk%d", node);
+    if (sim_ensemble_restart(&z->ens, node, SIM_ENSEMBLE_START_MS, errstr, len) != 0)
+        return -1;
+    record(s, z->ens.port + node, "zk%d restarts empty and syncs", node);
+    return 0;
+}
+
+static void drain(sim_servers *s)
+{
+    (void)s;
+}
+
+static void stop(sim_servers *s)
+{
+    zk_kind *z = self(s);
+
+    if (z != NULL) {
+        sim_ensemble_stop(&z->ens);
+        sim_server_stop(&z->resource);
+        free(z);
+        s->impl = NULL;
+    }
+    if (s->dir[0] != '\0')
+        sim_tempdir_remove(s->dir);
+}
+
+const sim_servers_kind sim_servers_zookeeper = {
+    "zookeeper", start, attach, prepare, failover, down, restart, drain, stop,
+};
