@@ -19,15 +19,16 @@
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.
 
 # The stages: one line each in sim/stages.def, read here as
-# number:folder:base. Everything below comes from that list: a new stage
-# is its folder and its line there.
-STAGE_SED := s/^SIM_STAGE(\([0-9]*\), *"\([^"]*\)", *\([0-9]*\),.*/\1:\2:\3/p
+# number:folder:base:server. Everything below comes from that list: a new
+# stage is its folder and its line there.
+STAGE_SED := s/^SIM_STAGE(\([0-9]*\), *"\([^"]*\)", *\([0-9]*\), *\([a-z]*\),.*/\1:\2:\3:\4/p
 STAGE_LINES := $(shell sed -n '$(STAGE_SED)' sim/stages.def)
 ifeq ($(STAGE_LINES),)
   $(error sim/stages.def lists no stage: restore it from git)
 endif
 STAGES := $(foreach l,$(STAGE_LINES),$(firstword $(subst :, ,$(l))))
 stage_dir = $(word 2,$(subst :, ,$(filter $(1):%,$(STAGE_LINES))))
+stage_server = $(word 4,$(subst :, ,$(filter $(1):%,$(STAGE_LINES))))
 STAGE_LIST := $(foreach n,$(STAGES),$(n) ($(call stage_dir,$(n))))
 
 # A bad stage= stops here, whatever the target, with the valid values.
@@ -49,7 +50,14 @@ endif
 HIREDIS_LIBS := -lhiredis
 JSON_LIBS := -lcjson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) -pthread
+# The ZooKeeper C client, multithreaded: a stage whose server is zookeeper
+# compiles with its flags, and the simulator's observer of an ensemble
+# (sim/servers/zk_observer.c) links the library into every program that
+# plays a run.
+ZK_CFLAGS := -DTHREADED
+ZK_LIBS := -lzookeeper_mt
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) -pthread
+stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS))
 
 # The simulator's folders, one per role, lowest layer first: a file
 # includes headers from its own folder and the folders before it, never
@@ -70,7 +78,8 @@ SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
 # matrix row, and the simulator's own tests (no Redis).
-TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/run_stage.c)
+TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/test_zk.c \
+                     tests/test_zk_faults.c tests/zk_tests.c tests/run_stage.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/test_report.c tests/test_verdicts.c \
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \
@@ -97,11 +106,11 @@ deps:
 define STAGE_RULES
 $(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -I$(call stage_dir,$(1)) -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -c $$< -o $$@
 
 $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) $(SIM_INC) -Itests -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(ZK_CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) $(SIM_INC) -Itests -c $$< -o $$@
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
 
@@ -124,6 +133,8 @@ $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
 $(BUILD)/sim/%.o: sim/%.c $(SIM_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SIM_INC) -c $< -o $@
+
+$(BUILD)/sim/servers/zk_observer.o: CFLAGS += $(ZK_CFLAGS)
 
 # ---- tests -------------------------------------------------------------
 test: check-deps

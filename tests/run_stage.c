@@ -1,6 +1,7 @@
 /* run_stage: the test binary of one stage (build/vN/tests).
  *
- * Runs every suite against real redis-servers, prints Check's summary line
+ * Runs every suite against real servers (redis-servers, or a ZooKeeper
+ * ensemble for a stage whose lock lives there), prints Check's summary line
  * ("100%: Checks: N, Failures: 0, Errors: 0") and exits non-zero when any
  * test failed. */
 #include <stdio.h>
@@ -12,10 +13,11 @@
 /* A suite whose file is not part of the build yet is a null weak symbol:
  * the runner skips it instead of failing to link. */
 #pragma weak matrix_suite
+#pragma weak zk_suite
 
 int main(void)
 {
-    Suite *(*const all[])(void) = { lock_suite, matrix_suite };
+    Suite *(*const all[])(void) = { lock_suite, zk_suite, matrix_suite };
     Suite *suites[sizeof(all) / sizeof(all[0])];
     int i, n = 0;
 

@@ -8,7 +8,8 @@
 
 #include <check.h>
 
-Suite *lock_suite(void);   /* tests/test_lock.c: the lock contract */
+Suite *lock_suite(void);   /* tests/test_lock.c: the lock contract (on Redis) */
 Suite *matrix_suite(void); /* tests/test_matrix.c: the stage's row of the fault matrix */
+Suite *zk_suite(void);     /* tests/test_zk.c: the contract on a ZooKeeper ensemble */
 
 #endif

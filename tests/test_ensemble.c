@@ -103,7 +103,7 @@ END_TEST
 START_TEST(test_ensemble_config)
 {
     const char *want[] = { "tickTime=50\n", "forceSync=no\n", "admin.enableServer=false\n",
-                           "4lw.commands.whitelist=srvr,ruok,mntr\n",
+                           "4lw.commands.whitelist=srvr,ruok,mntr,dump\n",
                            "minSessionTimeout=100\n", "clientPortAddress=127.0.0.1\n" };
     char path[SIM_PATH_LEN + 16], text[2048];
     size_t n, k;

@@ -93,9 +93,13 @@ static void sync_observer(sim_workload *w)
     char why[128];
     int i;
 
-    if (!w->ctl->observed)
+    if (w->ctl->observed == SIM_OBSERVED_NONE)
         return;
     ++w->sync_seq;
+    if (w->ctl->observed == SIM_OBSERVED_ASKED) {
+        sim_observer_ask(w->ctl, w->client, w->sync_seq, SYNC_TIMEOUT_MS);
+        return;
+    }
     for (i = 0; i < w->ctl->nodes; i++) {
         if (w->sync[i] == NULL)
             w->sync[i] = sim_control_connect_node(w->ctl, i, why, sizeof(why));
@@ -355,6 +359,10 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
         cfg.node_timeout_ms = ctl->node_timeout_ms;
     cfg.connect = sim_control_connect_node;
     cfg.connect_arg = ctl;
+    /* A lock that takes no provider (a ZooKeeper stage) finds its servers
+     * here: node i at port + i. */
+    cfg.host = "127.0.0.1";
+    cfg.port = atomic_load(&ctl->node_port[0]);
     cfg.timeout_ms = ctl->timeout_ms;
     if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {
         snprintf(errstr, len, "dlock_new: out of memory");

@@ -228,6 +228,11 @@ static const struct {
     { "expire", SIM_KEY_TTL },         { "pexpire", SIM_KEY_TTL },
     { "persist", SIM_KEY_TTL },        { "del", SIM_KEY_END },
     { "expired", SIM_KEY_END },        { "evicted", SIM_KEY_END },
+    /* A ZooKeeper lock's node (zk_observer.h): it appears holding the
+     * lock, or a waiter's node becomes the lowest; a client deletes it;
+     * "expired" too, when it went with its session. */
+    { "create", SIM_KEY_WRITE },       { "first", SIM_KEY_WRITE },
+    { "delete", SIM_KEY_END },
 };
 
 int sim_key_event_kind(const char *detail)

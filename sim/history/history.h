@@ -92,7 +92,8 @@ typedef enum sim_event_type {
     SIM_EV_RESTART,           /* a node came back empty (no persistence):
                                * the key it held is gone; value: its port */
     /* The observer: a keyspace event on the lock key, stamped on arrival.
-     * detail: set, expire, del, expired, hset, hincrby, ... */
+     * detail: set, expire, del, expired, hset, hincrby, ...; of a
+     * ZooKeeper lock: create, first, delete, expired */
     SIM_EV_KEY,
     /* Bookkeeping by the simulator. value: the stock. */
     SIM_EV_STOCK_INITIAL,
@@ -192,9 +193,9 @@ const char *sim_event_type_name(sim_event_type type);
 int sim_event_type_parse(const char *name); /* -1 when unknown */
 
 /* What a keyspace event (a key event's detail) does to the lock key. */
-#define SIM_KEY_WRITE 0    /* set, hset, hincrby...: creates or changes it */
+#define SIM_KEY_WRITE 0    /* set, hset, hincrby, create...: creates or changes it */
 #define SIM_KEY_TTL 1      /* expire, persist: sets or drops its TTL */
-#define SIM_KEY_END 2      /* del, expired, evicted: it is gone */
+#define SIM_KEY_END 2      /* del, delete, expired, evicted: it is gone */
 int sim_key_event_kind(const char *detail); /* -1: not a word we know */
 
 /* ---- the file (history_file.c) ------------------------------------------

@@ -54,9 +54,7 @@ static int connect_within(int port, int ms)
     return -1;
 }
 
-/* Sends a four-letter word and reads the answer up to EOF into out.
- * 0, or -1 when the node does not answer within SRVR_TIMEOUT_MS. */
-static int four_letters(int port, const char *word, char *out, size_t outlen)
+int sim_ensemble_ask(int port, const char *word, char *out, size_t outlen)
 {
     int64_t deadline = sim_now_ns() + (int64_t)SRVR_TIMEOUT_MS * 1000000;
     size_t used = 0;
@@ -90,7 +88,7 @@ sim_zk_mode sim_ensemble_mode(const sim_ensemble *e, int i)
     const char *mode;
 
     if (i < 0 || i >= e->nodes || e->node[i].pid <= 0 ||
-        four_letters(e->port + i, "srvr", answer, sizeof(answer)) != 0)
+        sim_ensemble_ask(e->port + i, "srvr", answer, sizeof(answer)) != 0)
         return SIM_ZK_DOWN;
     if ((mode = strstr(answer, "Mode: ")) == NULL)
         return SIM_ZK_LOOKING; /* "This ZooKeeper instance is not currently serving" */
@@ -138,7 +136,7 @@ static int write_config(const sim_ensemble *e, int i, char *errstr, size_t len)
             e->node[i].dir, e->port + i);
     /* No fsync per write; a log file grown 1 MB at a time, not 64 MB. */
     fprintf(f, "forceSync=no\npreAllocSize=1024\n");
-    fprintf(f, "admin.enableServer=false\n4lw.commands.whitelist=srvr,ruok,mntr\n");
+    fprintf(f, "admin.enableServer=false\n4lw.commands.whitelist=srvr,ruok,mntr,dump\n");
     for (k = 0; k < e->nodes; k++)
         fprintf(f, "server.%d=127.0.0.1:%d:%d\n", k + 1, e->peer_port[k],
                 e->election_port[k]);

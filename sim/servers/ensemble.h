@@ -21,7 +21,9 @@
  *                       not through a disk (the README says what this
  *                       changes)
  *   admin server off    else every node wants port 8080
- *   4lw srvr ruok mntr  the only words it answers: srvr tells its role
+ *   4lw srvr ruok mntr dump
+ *                       the only words it answers: srvr tells its role,
+ *                       dump which sessions are open (the observer's)
  *   -Xmx64m, serial GC, C1 only: small and quick to start
  *
  * Ready means a leader is elected and every node that runs says leader
@@ -65,6 +67,11 @@ typedef struct sim_ensemble {
  * running. */
 int sim_ensemble_start(sim_ensemble *e, const char *parent_dir, int nodes,
                        char *errstr, size_t len);
+
+/* Sends a four-letter word to the server on 127.0.0.1:port and reads its
+ * answer up to EOF (or as much as fits) into out. 0, or -1 when it does
+ * not answer within a few hundred ms. */
+int sim_ensemble_ask(int port, const char *word, char *out, size_t outlen);
 
 /* What node i says it is now (a srvr over TCP, a few ms). */
 sim_zk_mode sim_ensemble_mode(const sim_ensemble *e, int i);

@@ -243,3 +243,16 @@ int sim_observer_sync(redisContext *c, sim_control *ctl, int slot, int node,
     }
     return 0;
 }
+
+int sim_observer_ask(sim_control *ctl, int slot, long long seq, long timeout_ms)
+{
+    int64_t start = sim_now_ns();
+
+    atomic_store(&ctl->client[slot].asked, seq);
+    while (atomic_load(&ctl->client[slot].synced[0]) < seq) {
+        if (ms_since(start) > timeout_ms)
+            return 1;
+        sim_sleep_us(100);
+    }
+    return 0;
+}

@@ -107,7 +107,7 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     redis_kind *r = self(s);
     pid_t pid;
 
-    s->ctl->observed = 1;
+    s->ctl->observed = SIM_OBSERVED_MARKERS;
     if ((pid = sim_observer_start(s->h, s->ctl, OBSERVER_TIMEOUT_MS, errstr, len)) < 0)
         return -1;
     r->observer = pid;

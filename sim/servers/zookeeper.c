@@ -11,19 +11,28 @@
  *             clients reconnect to any server within their session
  *   down      a server is killed and stays down
  *   restart   a server comes back on its ports with an empty data dir,
- *             and syncs from the leader */
+ *             and syncs from the leader
+ *
+ * Its observer (zk_observer.h) reads who holds the lock from the
+ * ensemble; clients sync with it through the control block. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ensemble.h"
+#include "observer.h"
 #include "servers.h"
 #include "util.h"
+#include "zk_observer.h"
+
+#define OBSERVER_TIMEOUT_MS 10000 /* to open its session and read the lock */
 
 typedef struct zk_kind {
     sim_ensemble ens;
     sim_server resource; /* the stock's redis-server */
+    pid_t observer;      /* 0 until attached */
+    long long drained;   /* the orchestrator's last sync with the observer */
 } zk_kind;
 
 static zk_kind *self(sim_servers *s)
@@ -62,9 +71,13 @@ static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
 
 static int attach(sim_servers *s, char *errstr, size_t len)
 {
-    (void)errstr;
-    (void)len;
-    s->ctl->observed = 0;
+    zk_kind *z = self(s);
+    pid_t pid;
+
+    s->ctl->observed = SIM_OBSERVED_ASKED;
+    if ((pid = sim_zk_observer_start(s->h, s->ctl, OBSERVER_TIMEOUT_MS, errstr, len)) < 0)
+        return -1;
+    z->observer = pid;
     return 0;
 }
 
@@ -121,9 +134,13 @@ static int restart(sim_servers *s, int node, char *errstr, size_t len)
     return 0;
 }
 
+/* The observer reads the ensemble once more: every change the clients
+ * made is recorded. */
 static void drain(sim_servers *s)
 {
-    (void)s;
+    zk_kind *z = self(s);
+
+    sim_observer_ask(s->ctl, SIM_ORCHESTRATOR, ++z->drained, OBSERVER_TIMEOUT_MS);
 }
 
 static void stop(sim_servers *s)
@@ -131,6 +148,7 @@ static void stop(sim_servers *s)
     zk_kind *z = self(s);
 
     if (z != NULL) {
+        sim_observer_stop(z->observer);
         sim_ensemble_stop(&z->ens);
         sim_server_stop(&z->resource);
         free(z);
