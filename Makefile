@@ -79,7 +79,7 @@ SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 # The Check suites: one contract suite compiled per stage, the harness, the
 # matrix row, and the simulator's own tests (no Redis).
 TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/test_lock.c tests/test_matrix.c tests/test_zk.c \
-                     tests/test_zk_faults.c tests/zk_tests.c tests/run_stage.c)
+                     tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c tests/run_stage.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/test_report.c tests/test_verdicts.c \
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \

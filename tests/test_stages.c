@@ -202,6 +202,13 @@ static const struct differs {
     { 8, "release", "the script on every node; OK on a majority" },
     { 8, "dlock_acquire", "tries again after a failed majority too, after a random delay" },
     { 8, "dlock_free", "closes every node's connection" },
+    { 11, "create_node", "an ephemeral sequential node named as Curator names it, under a "
+      "container" },
+    { 11, "try_acquire", "the lowest child holds; a waiter watches its predecessor alone" },
+    { 11, "release", "only the holding thread's last release, of its own node" },
+    { 11, "dlock_acquire", "reentrant; queues, waits its turn, leaves the queue on a failure" },
+    { 11, "dlock_token", "the czxid of the calling thread's node, not 0" },
+    { 11, "dlock_free", "also frees the held node's path" },
 };
 
 /* One function of a lock.c: its name and its text, signature to "}". */

@@ -337,5 +337,6 @@ Suite *zk_suite(void)
     suite_add_tcase(s, basics);
     suite_add_tcase(s, session);
     zk_add_fault_tcases(s);
+    zk_add_queue_tcases(s);
     return s;
 }

@@ -51,6 +51,8 @@ static int set_counter(zhandle_t *zh, const char *path, long long n)
         zoo_create(zh, COUNTERS, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
         rc = zoo_create(zh, path, buf, len, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
     }
+    if (rc != ZOK)
+        fprintf(stderr, "counter %s: %s\n", path, zerror(rc));
     return rc == ZOK ? 0 : -1;
 }
 
@@ -68,8 +70,10 @@ static int contend(const char *counter)
             status = 3;
             break;
         }
-        if ((n = get_counter(zh, counter)) < 0 || set_counter(zh, counter, n + 1) != 0)
+        if ((n = get_counter(zh, counter)) < 0)
             status = 2;
+        else if (set_counter(zh, counter, n + 1) != 0)
+            status = 5;
         if (dlock_release(l) != DLOCK_OK && status == 0)
             status = 4;
     }
@@ -80,8 +84,8 @@ static int contend(const char *counter)
 
 START_TEST(test_zk_counter_contention)
 {
-    static const char *const why[] = { "", "", "the counter failed", "acquire failed",
-                                       "release failed" };
+    static const char *const why[] = { "", "", "reading the counter failed", "acquire failed",
+                                       "release failed", "writing the counter failed" };
     const char *counter = COUNTERS "/contention";
     zhandle_t *zh;
     pid_t pids[CLIENTS];
@@ -101,7 +105,7 @@ START_TEST(test_zk_counter_contention)
         ck_assert_msg(waitpid(pids[i], &status, 0) == pids[i], "waitpid failed");
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                       "client %d ended with status %d (%s)", i, status,
-                      WIFEXITED(status) && WEXITSTATUS(status) < 5 ? why[WEXITSTATUS(status)]
+                      WIFEXITED(status) && WEXITSTATUS(status) < 6 ? why[WEXITSTATUS(status)]
                                                                    : "killed");
     }
     zh = zk_open();

@@ -21,6 +21,10 @@ TCase *zk_tcase(const char *name);
  * leader's death, errors. */
 void zk_add_fault_tcases(Suite *s);
 
+/* Adds the tcases of tests/test_zk_queue.c, for a stage with a queue or
+ * a token: the order of the waiters, a Curator client's node, the czxid. */
+void zk_add_queue_tcases(Suite *s);
+
 /* A connected session on the tcase's ensemble; zk_close ends it. */
 zhandle_t *zk_open(void);
 void zk_close(zhandle_t *zh);

@@ -14,6 +14,9 @@
 #include "util.h"
 
 #define SYNC_TIMEOUT_MS 1000 /* an observer slower than this is not waited for */
+#define ASK_TIMEOUT_MS 5000  /* the ZooKeeper observer syncs its server with the
+                              * leader, then reads: on a loaded machine that takes
+                              * longer than a Redis marker */
 #define MAIN_THREAD 0        /* the workload runs on the client's main thread */
 
 static int fail(sim_workload *w, const char *fmt, ...)
@@ -97,7 +100,7 @@ static void sync_observer(sim_workload *w)
         return;
     ++w->sync_seq;
     if (w->ctl->observed == SIM_OBSERVED_ASKED) {
-        sim_observer_ask(w->ctl, w->client, w->sync_seq, SYNC_TIMEOUT_MS);
+        sim_observer_ask(w->ctl, w->client, w->sync_seq, ASK_TIMEOUT_MS);
         return;
     }
     for (i = 0; i < w->ctl->nodes; i++) {

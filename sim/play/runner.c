@@ -169,6 +169,12 @@ static int nodes_down(const runner *r)
     return r->s->fault.down < spare ? r->s->fault.down : spare;
 }
 
+/* A run whose fault touches no server may share them with other runs. */
+static int kills_servers(const sim_scenario *s)
+{
+    return s->fault.kind == SIM_FAULT_FAILOVER || s->fault.kind == SIM_FAULT_RESTART;
+}
+
 static int setup(runner *r, char *errstr, size_t len)
 {
     int failover = r->s->fault.kind == SIM_FAULT_FAILOVER;
@@ -177,6 +183,8 @@ static int setup(runner *r, char *errstr, size_t len)
 
     if (r->cfg->sentinel)
         flags |= SIM_SERVERS_SENTINEL;
+    if (!kills_servers(r->s))
+        flags |= SIM_SERVERS_SHARED;
     if (assign_actors(r, errstr, len) != 0 ||
         sim_servers_start(&r->srv, sim_stage_get(r->cfg->stage), flags, errstr, len) != 0 ||
         setup_control(r, errstr, len) != 0 ||
@@ -469,6 +477,20 @@ static void forward_progress(size_t done, size_t total, void *arg)
         b->progress(done, total, b->progress_arg);
 }
 
+/* The servers the cells of a kind may share (servers.h), started before
+ * the pool forks the cells, so that every cell finds them. */
+static int share_servers(const sim_cell *cells, size_t n, char *errstr, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (!kills_servers(cells[i].s) &&
+            sim_servers_share(sim_stage_get(cells[i].stage), errstr, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The pool, with every child's temp dirs inside ours: removing ours, at
  * the end or on Ctrl-C, removes theirs, even a killed child's. */
 static int play_in_pool(batch *b, size_t n, int jobs, sim_run *runs,
@@ -506,7 +528,10 @@ int sim_runner_play_cells(const sim_cell *cells, size_t n,
     memset(runs, 0, n * sizeof(runs[0]));
     if (sim_tempdir_create(dir, sizeof(dir), errstr, len) != 0)
         return -1;
-    rc = play_in_pool(&b, n, jobs, runs, errstr, len);
+    rc = share_servers(cells, n, errstr, len);
+    if (rc == 0)
+        rc = play_in_pool(&b, n, jobs, runs, errstr, len);
+    sim_servers_unshare();
     for (i = 0; rc == 0 && i < n; i++)
         rc = read_events(&b, i, &runs[i], errstr, len);
     for (i = 0; rc != 0 && i < n; i++)

@@ -21,7 +21,7 @@ static const sim_scenario table[] = {
     { "baseline", "no faults: every stage keeps the lock and sells exactly the stock", 100,
       { { 'A', SIM_PLAN_LOOP, .hold = 0.01, .wait = 100, .start = AT_START, .copies = 8 } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "-", "-", "-", "-", "-", NULL, "-" } },
+      { "-", "-", "-", "-", "-", "-", "-", "-", NULL, "-", "-" } },
 
     /* A is killed 0.3 L into its section; B waits 4 L. A key with a
      * lease frees itself after 1 L; v1's never does. */
@@ -29,7 +29,7 @@ static const sim_scenario table[] = {
       { { 'A', SIM_PLAN_ONCE, .hold = 2, .wait = 1, .start = AT_START },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', IN_CS, 0.1) } },
       { .kind = SIM_FAULT_CRASH, .target = 'A', .when = AFTER('A', IN_CS, 0.3) },
-      { "DL", "-", "-", "-", "-", "-", "-", "-", NULL, "-" } },
+      { "DL", "-", "-", "-", "-", "-", "-", "-", NULL, "-", "-" } },
 
     /* A dies right after SETNX, before any lease is set (v1, v2). B
      * starts when A is gone and waits 4 L. */
@@ -38,7 +38,7 @@ static const sim_scenario table[] = {
           .failpoint = "acquire.after_setnx=crash" },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', DONE, 0.1) } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "-", "-", "-", "-", "-", "-", NULL, "-" } },
+      { "DL", "DL", "-", "-", "-", "-", "-", "-", NULL, "-", "-" } },
 
     /* A works 3 L under a 1 L lease. B arrives at 2.5 L and finds the
      * lock free (A's lease ran out); C waits behind B. At 3 L A releases:
@@ -49,7 +49,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.5) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU", NULL, "-" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU", NULL, "-", "-" } },
 
     /* A is stopped 0.1 L into its section, for 3 L: its lease runs out,
      * v6's watchdog is frozen with it. Its section lasts 0.5 L, so a
@@ -64,7 +64,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", NULL, "ME MD LU" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", NULL, "ME MD LU", "ME" } },
 
     /* A stops for 3 L between its GET and its DEL (v4 only has that
      * step). B arrives 2.5 L after A's release began and takes the
@@ -79,7 +79,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .lease = 4,
           .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "ME MD LU", "-", "-", "-", "-", NULL, "-" } },
+      { "-", "-", "-", "ME MD LU", "-", "-", "-", "-", NULL, "-", "-" } },
 
     /* A holds 1 L under a 2 L lease. B never took the lock and releases it
      * 0.1 L after A got in, 0.9 L before A's own release; C is already
@@ -92,7 +92,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 1.5, .wait = LONG_WAIT, .lease = 2,
           .start = AFTER('A', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-", "-", NULL, "ME MD LU" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-", "-", NULL, "ME MD LU", "-" } },
 
     /* The replica holds back its stream; A takes the lock on the primary
      * (node 0); at 0.1 L the primary dies and the replica is promoted
@@ -110,7 +110,7 @@ static const sim_scenario table[] = {
           .until = AFTER('B', IN_CS, 0.5) },
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-", NULL, "-" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-", NULL, "-", "-" } },
 
     /* A's thread asks again for the lock it holds, with a 0.5 L budget
      * under a 4 L lease: its own key must outlive the budget by far, or a
@@ -118,7 +118,7 @@ static const sim_scenario table[] = {
     { "reentrant", "the holder's own thread acquires the lock again", 10,
       { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .lease = 4, .start = AT_START } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL", NULL, "DL" } },
+      { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL", NULL, "DL", "-" } },
 
     /* Of several nodes, the last two are down while A takes the lock: A
      * holds a bare majority (nodes 0, 1, 2). At 0.1 L node 0 restarts
@@ -133,7 +133,7 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
         .down = 2 },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", NULL, "-" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", NULL, "-", "-" } },
 };
 
 #define SCENARIOS (sizeof(table) / sizeof(table[0]))

@@ -170,16 +170,39 @@ static int launch(sim_ensemble *e, int i, const char *name, char *errstr, size_t
     return sim_server_exec(&e->node[i], "java", args, LOG_NAME, errstr, len);
 }
 
+/* The first line of node i's log that names an exception, or NULL (into
+ * buf): a Java stack trace follows it, so the log's tail says little. */
+static const char *first_exception(const sim_ensemble *e, int i, char *buf, size_t len)
+{
+    char path[SIM_PATH_LEN + 16];
+    const char *found = NULL;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", e->node[i].dir, LOG_NAME);
+    if ((f = fopen(path, "r")) == NULL)
+        return NULL;
+    while (found == NULL && fgets(buf, (int)len, f) != NULL) {
+        if (strstr(buf, "Exception") != NULL)
+            found = buf;
+    }
+    fclose(f);
+    if (found != NULL)
+        buf[strcspn(buf, "\n")] = '\0';
+    return found;
+}
+
 /* A node that exited: why, from its log. 1 when another process had one
  * of its ports (another port may do), else 0; errstr says it either way. */
 static int died(const sim_ensemble *e, int i, char *errstr, size_t len)
 {
-    char tail[384];
+    char tail[384], line[256];
+    const char *cause = first_exception(e, i, line, sizeof(line));
 
     sim_server_log_tail(&e->node[i], LOG_NAME, tail, sizeof(tail));
     sim_error(errstr, len, "ZooKeeper node %d (port %d) exited; its log: %s", i,
-              e->port + i, tail[0] ? tail : "(empty)");
-    return strstr(tail, "BindException") != NULL || strstr(tail, "already in use") != NULL;
+              e->port + i, cause != NULL ? cause : tail[0] ? tail : "(empty)");
+    return cause != NULL && (strstr(cause, "BindException") != NULL ||
+                             strstr(cause, "already in use") != NULL);
 }
 
 /* A node whose process ended is reaped and marked down: -1 then. */

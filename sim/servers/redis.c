@@ -262,5 +262,5 @@ static void stop(sim_servers *s)
 }
 
 const sim_servers_kind sim_servers_redis = {
-    "redis", start, attach, prepare, failover, down, restart, drain, stop,
+    "redis", start, attach, prepare, failover, down, restart, drain, stop, NULL, NULL,
 };

@@ -85,6 +85,24 @@ void sim_servers_drain(sim_servers *s)
     s->kind->drain(s);
 }
 
+int sim_servers_share(const sim_stage *stage, char *errstr, size_t len)
+{
+    const sim_servers_kind *kind = sim_servers_kind_get(stage->server);
+
+    if (kind == NULL || kind->share == NULL)
+        return 0;
+    return kind->share(errstr, len);
+}
+
+void sim_servers_unshare(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (kinds[i]->unshare != NULL)
+            kinds[i]->unshare();
+}
+
 void sim_servers_stop(sim_servers *s)
 {
     if (s->kind != NULL)

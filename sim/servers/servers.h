@@ -41,6 +41,9 @@
 /* Flags of sim_servers_start. */
 #define SIM_SERVERS_STANDBY 0x1  /* what a failover promotes (Redis: a replica of node 0) */
 #define SIM_SERVERS_SENTINEL 0x2 /* Redis: a real redis-sentinel promotes it */
+#define SIM_SERVERS_SHARED 0x4   /* the run faults no server: it may use the
+                                  * servers sim_servers_share started, with a
+                                  * lock name of its own */
 
 typedef struct sim_servers sim_servers;
 
@@ -54,6 +57,11 @@ typedef struct sim_servers_kind {
     int (*restart)(sim_servers *s, int node, char *errstr, size_t len);
     void (*drain)(sim_servers *s);
     void (*stop)(sim_servers *s);
+    /* Optional (NULL: each run starts its own): servers that the runs of
+     * one matrix share when no fault touches them; started in the
+     * process that forks the runs, before it does. */
+    int (*share)(char *errstr, size_t len);
+    void (*unshare)(void);
 } sim_servers_kind;
 
 struct sim_servers {
@@ -93,5 +101,15 @@ void sim_servers_drain(sim_servers *s);
 
 /* Idempotent; safe after a failed start. */
 void sim_servers_stop(sim_servers *s);
+
+/* Before a matrix forks its runs: the servers that the runs of stage's
+ * kind started with SIM_SERVERS_SHARED use (a ZooKeeper ensemble takes
+ * seconds of CPU to start; a run that kills no server need not start its
+ * own). Once per kind; nothing for a kind that shares none. 0, or -1 with
+ * errstr. */
+int sim_servers_share(const sim_stage *stage, char *errstr, size_t len);
+
+/* Stops every kind's shared servers. Idempotent. */
+void sim_servers_unshare(void);
 
 #endif

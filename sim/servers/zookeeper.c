@@ -14,11 +14,16 @@
  *             and syncs from the leader
  *
  * Its observer (zk_observer.h) reads who holds the lock from the
- * ensemble; clients sync with it through the control block. */
+ * ensemble; clients sync with it through the control block.
+ *
+ * Starting three JVMs takes seconds of CPU: a matrix starts one ensemble
+ * for all its runs that kill no server (share), and each of those runs
+ * keeps its lock under a name of its own there. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ensemble.h"
 #include "observer.h"
@@ -27,13 +32,20 @@
 #include "zk_observer.h"
 
 #define OBSERVER_TIMEOUT_MS 10000 /* to open its session and read the lock */
+#define SHARED_NODES 3            /* the shared ensemble: what the stages' lines ask */
 
 typedef struct zk_kind {
-    sim_ensemble ens;
+    sim_ensemble ens;    /* the run's own; unused when it shares one */
+    const sim_ensemble *on; /* the ensemble the lock lives in */
     sim_server resource; /* the stock's redis-server */
     pid_t observer;      /* 0 until attached */
     long long drained;   /* the orchestrator's last sync with the observer */
 } zk_kind;
+
+/* The ensemble that runs started with SIM_SERVERS_SHARED use, each under
+ * a lock name of its own (share, unshare). */
+static sim_ensemble shared;
+static char shared_dir[SIM_PATH_LEN];
 
 static zk_kind *self(sim_servers *s)
 {
@@ -54,16 +66,19 @@ static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
     zk_kind *z = calloc(1, sizeof(*z));
     int i;
 
-    (void)flags; /* every server of an ensemble is a standby already */
     if ((s->impl = z) == NULL)
         return sim_error(errstr, len, "out of memory for the servers");
     if (sim_tempdir_create(s->dir, sizeof(s->dir), errstr, len) != 0)
         return -1;
-    if (sim_server_start(&z->resource, s->dir, "resource", NULL, errstr, len) != 0 ||
-        sim_ensemble_start(&z->ens, s->dir, s->nodes, errstr, len) != 0)
+    if (sim_server_start(&z->resource, s->dir, "resource", NULL, errstr, len) != 0)
+        return -1;
+    z->on = &z->ens;
+    if ((flags & SIM_SERVERS_SHARED) && shared.nodes == s->nodes)
+        z->on = &shared;
+    else if (sim_ensemble_start(&z->ens, s->dir, s->nodes, errstr, len) != 0)
         return -1;
     for (i = 0; i < s->nodes; i++)
-        s->port[i] = z->ens.port + i;
+        s->port[i] = z->on->port + i;
     s->resource_port = z->resource.port;
     s->lanes = 1;
     return 0;
@@ -75,6 +90,11 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     pid_t pid;
 
     s->ctl->observed = SIM_OBSERVED_ASKED;
+    /* Other runs use the shared ensemble at the same time: a name apart. */
+    if (z->on == &shared)
+        snprintf(s->ctl->lock_name + strlen(s->ctl->lock_name),
+                 sizeof(s->ctl->lock_name) - strlen(s->ctl->lock_name), "-%ld",
+                 (long)getpid());
     if ((pid = sim_zk_observer_start(s->h, s->ctl, OBSERVER_TIMEOUT_MS, errstr, len)) < 0)
         return -1;
     z->observer = pid;
@@ -97,6 +117,9 @@ static int failover(sim_servers *s, char *errstr, size_t len)
     zk_kind *z = self(s);
     int leader = sim_ensemble_leader(&z->ens);
 
+    if (z->on != &z->ens)
+        return sim_error(errstr, len, "failover: the run shares its ensemble; start it "
+                         "without SIM_SERVERS_SHARED");
     if (leader < 0)
         return sim_error(errstr, len, "failover: no ZooKeeper node says it leads");
     record(s, z->ens.port + leader, "kill leader zk%d", leader);
@@ -115,6 +138,8 @@ static void down(sim_servers *s, int node)
     char why[256];
     int leader = sim_ensemble_leader(&z->ens), left;
 
+    if (z->on != &z->ens)
+        return; /* never another run's servers */
     record(s, z->ens.port + node, "kill zk%d: it stays down", node);
     sim_ensemble_down(&z->ens, node);
     if (leader != node)
@@ -127,6 +152,9 @@ static int restart(sim_servers *s, int node, char *errstr, size_t len)
 {
     zk_kind *z = self(s);
 
+    if (z->on != &z->ens)
+        return sim_error(errstr, len, "restart: the run shares its ensemble; start it "
+                         "without SIM_SERVERS_SHARED");
     record(s, z->ens.port + node, "kill zk%d", node);
     if (sim_ensemble_restart(&z->ens, node, SIM_ENSEMBLE_START_MS, errstr, len) != 0)
         return -1;
@@ -158,6 +186,27 @@ static void stop(sim_servers *s)
         sim_tempdir_remove(s->dir);
 }
 
+static int share(char *errstr, size_t len)
+{
+    if (shared.nodes > 0)
+        return 0;
+    if (sim_tempdir_create(shared_dir, sizeof(shared_dir), errstr, len) != 0)
+        return -1;
+    if (sim_ensemble_start(&shared, shared_dir, SHARED_NODES, errstr, len) == 0)
+        return 0;
+    sim_tempdir_remove(shared_dir);
+    shared_dir[0] = '\0';
+    return -1;
+}
+
+static void unshare(void)
+{
+    sim_ensemble_stop(&shared);
+    if (shared_dir[0] != '\0')
+        sim_tempdir_remove(shared_dir);
+    shared_dir[0] = '\0';
+}
+
 const sim_servers_kind sim_servers_zookeeper = {
-    "zookeeper", start, attach, prepare, failover, down, restart, drain, stop,
+    "zookeeper", start, attach, prepare, failover, down, restart, drain, stop, share, unshare,
 };
