@@ -19,6 +19,9 @@
  *   int          sim_history_add_node(sim_history *h, int node,
  *                                     sim_event_type type, int64_t value,
  *                                     const char *detail);
+ *   int          sim_history_add_node_at(sim_history *h, int64_t t_ns, int node,
+ *                                        sim_event_type type, int64_t value,
+ *                                        const char *detail);
  *   int          sim_history_add_token(sim_history *h, int client,
  *                                      int thread, sim_event_type type,
  *                                      int64_t value, int64_t token,
@@ -163,6 +166,12 @@ int sim_history_add(sim_history *h, int client, int thread,
  * the nemesis (client SIM_NO_CLIENT). */
 int sim_history_add_node(sim_history *h, int node, sim_event_type type,
                          int64_t value, const char *detail);
+
+/* The same, stamped t_ns (sim_now_ns's clock) rather than now: for what
+ * the observer saw at t_ns and could only name later (a snapshot sorts
+ * the events by time). */
+int sim_history_add_node_at(sim_history *h, int64_t t_ns, int node, sim_event_type type,
+                            int64_t value, const char *detail);
 
 /* The same for a step that carried a fencing token (0: none). */
 int sim_history_add_token(sim_history *h, int client, int thread,

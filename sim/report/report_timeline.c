@@ -57,6 +57,7 @@ typedef struct timeline {
     int lanes;        /* client lanes drawn */
     int clients;      /* clients in the run: lanes past MAX_LANES are not */
     int nodes;        /* key lanes: one per node of the lock */
+    int sessions;     /* the keys are ZooKeeper nodes, bound to sessions */
     char *cells;      /* rows of width + 1: the lanes, the keys, the marks,
                        * then each lane's marks of one moment */
     lane_state *st;
@@ -499,7 +500,8 @@ static void legend_key(FILE *out, const char **left, const timeline *tl)
     if (upper)
         letters[n++] = "A-Z that client's key, with a TTL";
     if (lower)
-        letters[n++] = "a-z that client's key, no TTL: it never expires";
+        letters[n++] = tl->sessions ? "a-z that client's node: it goes with its session"
+                                    : "a-z that client's key, no TTL: it never expires";
     letters[n] = "";
     if (n > 0)
         put_items(out, left, label, letters);
@@ -576,9 +578,12 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->end = end > t0 ? end : t0;
     choose_scale(tl, tl->end - t0, lease_ms);
     tl->width = (int)((tl->end - t0) / tl->per_col) + 1 + SLACK;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (ev[i].client >= clients)
             clients = ev[i].client + 1;
+        tl->sessions |= ev[i].type == SIM_EV_KEY && (strcmp(ev[i].detail, "create") == 0 ||
+                                                     strcmp(ev[i].detail, "first") == 0);
+    }
     tl->clients = clients;
     tl->lanes = clients < MAX_LANES ? clients : MAX_LANES;
     tl->nodes = nodes > 1 && nodes <= SIM_HISTORY_NODES_MAX ? nodes : 1;

@@ -170,39 +170,40 @@ static int launch(sim_ensemble *e, int i, const char *name, char *errstr, size_t
     return sim_server_exec(&e->node[i], "java", args, LOG_NAME, errstr, len);
 }
 
-/* The first line of node i's log that names an exception, or NULL (into
- * buf): a Java stack trace follows it, so the log's tail says little. */
-static const char *first_exception(const sim_ensemble *e, int i, char *buf, size_t len)
+/* The first line of node i's log that names an exception, into buf
+ * ("" when none: a Java stack trace follows it, so the log's tail says
+ * little); 1 when a line of it says a port was taken. */
+static int read_log(const sim_ensemble *e, int i, char *buf, size_t len)
 {
-    char path[SIM_PATH_LEN + 16];
-    const char *found = NULL;
+    char path[SIM_PATH_LEN + 16], line[512];
+    int taken = 0;
     FILE *f;
 
+    buf[0] = '\0';
     snprintf(path, sizeof(path), "%s/%s", e->node[i].dir, LOG_NAME);
     if ((f = fopen(path, "r")) == NULL)
-        return NULL;
-    while (found == NULL && fgets(buf, (int)len, f) != NULL) {
-        if (strstr(buf, "Exception") != NULL)
-            found = buf;
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (buf[0] == '\0' && strstr(line, "Exception") != NULL)
+            snprintf(buf, len, "%.*s", (int)(len - 1), line);
+        taken |= strstr(line, "BindException") != NULL || strstr(line, "already in use") != NULL;
     }
     fclose(f);
-    if (found != NULL)
-        buf[strcspn(buf, "\n")] = '\0';
-    return found;
+    return taken;
 }
 
 /* A node that exited: why, from its log. 1 when another process had one
  * of its ports (another port may do), else 0; errstr says it either way. */
 static int died(const sim_ensemble *e, int i, char *errstr, size_t len)
 {
-    char tail[384], line[256];
-    const char *cause = first_exception(e, i, line, sizeof(line));
+    char tail[384], cause[512];
+    int taken = read_log(e, i, cause, sizeof(cause));
 
     sim_server_log_tail(&e->node[i], LOG_NAME, tail, sizeof(tail));
     sim_error(errstr, len, "ZooKeeper node %d (port %d) exited; its log: %s", i,
-              e->port + i, cause != NULL ? cause : tail[0] ? tail : "(empty)");
-    return cause != NULL && (strstr(cause, "BindException") != NULL ||
-                             strstr(cause, "already in use") != NULL);
+              e->port + i, cause[0] ? cause : tail[0] ? tail : "(empty)");
+    return taken;
 }
 
 /* A node whose process ended is reaped and marked down: -1 then. */

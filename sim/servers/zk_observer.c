@@ -17,19 +17,28 @@
 #include "zk_observer.h"
 
 #define SESSION_MS 10000  /* the observer's own session outlives any election */
-#define POLL_US 1000      /* how often it looks for a client's ask */
+#define POLL_US 2000      /* how often it looks for a client's ask */
 #define SYNC_MS 2000      /* for its server to catch up with the leader */
 #define LOOK_TRIES 5      /* the lowest child went away while it looked */
 #define DUMP_LEN 65536    /* a server's dump: sessions, nodes, connections */
 #define PATH_LEN (SIM_LOCK_NAME_LEN + 64)
 #define HOSTS_LEN (SIM_NODES_MAX * 24)
 #define SEQ_MARK "lock-"  /* v11's children end in lock-<10 digits> */
+#define PENDING_MAX 64    /* holders' ends seen and not named yet */
 
 /* Who holds the lock, as the observer last read it. */
 typedef struct holder {
     int64_t czxid;   /* its node's creation; 0: nobody holds */
     int64_t owner;   /* its node's session */
 } holder;
+
+/* A holder's node seen gone, at t_ns: "delete" or "expired" is for its
+ * session to say, which costs a dump; the next holder's client must not
+ * wait for it. */
+typedef struct pending_end {
+    int64_t t_ns;
+    int64_t owner;
+} pending_end;
 
 typedef struct obs {
     sim_history *h;
@@ -40,6 +49,10 @@ typedef struct obs {
     holder cur;
     char **queue;            /* the children names of the last look */
     int32_t queued;
+    pthread_t namer;         /* names the ends seen, off the asks' path: */
+    pending_end pending[PENDING_MAX]; /* a ring, guarded by mu */
+    int first, npending;
+    int naming;              /* the namer is naming one */
     pthread_mutex_t mu;      /* guards what the library's thread touches: */
     pthread_cond_t changed;
     unsigned long events;    /* notifications so far */
@@ -128,9 +141,9 @@ static void sync_server(obs *o)
 /* ---- sessions ------------------------------------------------------------------ */
 
 /* Whether a session is open, as a server's dump says: listed before its
- * list of ephemeral nodes. The server the observer is connected to first
- * (it fired the watch, so it has closed the session if it went), then the
- * others. -1 when no server answers. */
+ * list of ephemeral nodes. The server the observer is connected to (it
+ * fired the watch, so it has closed the session if it went); the others
+ * only when that one cannot be asked. -1 when no server answers. */
 static int session_open(obs *o, int64_t session)
 {
     const char *current = zoo_get_current_server(o->zh), *colon;
@@ -141,7 +154,7 @@ static int session_open(obs *o, int64_t session)
     if (dump == NULL)
         return -1;
     snprintf(want, sizeof(want), "0x%llx", (unsigned long long)session);
-    for (i = -1; i < o->ctl->nodes && open < 0; i++) {
+    for (i = first > 0 ? -1 : 0; i < o->ctl->nodes && open < 0; i++) {
         port = i < 0 ? first : atomic_load(&o->ctl->node_port[0]) + i;
         if (port <= 0 || sim_ensemble_ask(port, "dump", dump, DUMP_LEN) != 0 ||
             strstr(dump, "SessionTracker dump") == NULL)
@@ -195,15 +208,29 @@ static void keep_queue(obs *o, const struct String_vector *kids)
             o->queued++;
 }
 
-/* The lowest of the children, with a watch on them. 0 and *lowest, 1
- * when there is none, or a ZooKeeper error. */
+/* With no child, a watch for the first one: 1, or ZNONODE when one came
+ * meanwhile (look again), or a ZooKeeper error. */
+static int await_first(obs *o)
+{
+    struct String_vector kids = { 0, NULL };
+    int rc = zoo_wget_children(o->zh, o->path, watcher, o, &kids);
+
+    if (rc == ZOK && kids.count > 0)
+        rc = ZNONODE;
+    deallocate_String_vector(&kids);
+    return rc == ZOK || rc == ZNONODE ? (rc == ZOK ? 1 : ZNONODE) : rc;
+}
+
+/* The lowest of the children, with a watch on it alone (its deletion is
+ * the next change of holder; a waiter that comes or goes is none). 0 and
+ * *lowest, 1 when there is none, ZNONODE to look again, or an error. */
 static int lowest_child(obs *o, holder *lowest, int *turn)
 {
     struct String_vector kids = { 0, NULL };
     char child[PATH_LEN * 2];
     struct Stat st;
     int32_t i, best = -1;
-    int rc = zoo_wget_children(o->zh, o->path, watcher, o, &kids);
+    int rc = zoo_get_children(o->zh, o->path, 0, &kids);
 
     if (rc != ZOK)
         return rc == ZNONODE ? 1 : rc;
@@ -211,19 +238,16 @@ static int lowest_child(obs *o, holder *lowest, int *turn)
         if (sequence(kids.data[i]) >= 0 &&
             (best < 0 || sequence(kids.data[i]) < sequence(kids.data[best])))
             best = i;
-    rc = 1;
     if (best >= 0) {
         snprintf(child, sizeof(child), "%s/%s", o->path, kids.data[best]);
         *turn = was_queued(o, kids.data[best]);
-        rc = zoo_exists(o->zh, child, 0, &st);
+        rc = zoo_wexists(o->zh, child, watcher, o, &st);
         if (rc == ZOK)
             *lowest = (holder){ st.czxid, st.ephemeralOwner };
-        else if (rc == ZNONODE)
-            rc = ZNONODE; /* gone meanwhile: look again */
     }
     keep_queue(o, &kids);
     deallocate_String_vector(&kids);
-    return rc;
+    return best < 0 ? await_first(o) : rc; /* ZNONODE: gone meanwhile */
 }
 
 /* Who holds the lock now: the node itself when it is ephemeral (v10),
@@ -254,9 +278,58 @@ static int read_holder(obs *o, holder *now, int *turn)
     return ZNONODE;
 }
 
-static void record(obs *o, const char *word)
+/* A key event, stamped t_ns (0: now), on the lock's one lane. */
+static void record(obs *o, int64_t t_ns, const char *word)
 {
-    sim_history_add_node(o->h, 0, SIM_EV_KEY, atomic_load(&o->ctl->node_port[0]), word);
+    sim_history_add_node_at(o->h, t_ns, 0, SIM_EV_KEY, atomic_load(&o->ctl->node_port[0]),
+                            word);
+}
+
+/* The namer thread: each end seen is named when its session has been
+ * asked about, and stamped when it was seen, so before the next holder's
+ * begin whatever the order of the records. */
+static void *namer(void *arg)
+{
+    obs *o = arg;
+    pending_end end;
+
+    pthread_mutex_lock(&o->mu);
+    for (;;) {
+        while (o->npending == 0)
+            pthread_cond_wait(&o->changed, &o->mu);
+        end = o->pending[o->first];
+        o->first = (o->first + 1) % PENDING_MAX;
+        o->npending--;
+        o->naming = 1;
+        pthread_mutex_unlock(&o->mu);
+        record(o, end.t_ns, session_open(o, end.owner) == 0 ? "expired" : "delete");
+        pthread_mutex_lock(&o->mu);
+        o->naming = 0;
+        pthread_cond_broadcast(&o->changed);
+    }
+    return NULL;
+}
+
+/* An end seen now, for the namer; waits while its queue is full. */
+static void end_seen(obs *o, int64_t owner)
+{
+    pending_end end = { sim_now_ns(), owner };
+
+    pthread_mutex_lock(&o->mu);
+    while (o->npending == PENDING_MAX)
+        pthread_cond_wait(&o->changed, &o->mu);
+    o->pending[(o->first + o->npending++) % PENDING_MAX] = end;
+    pthread_cond_broadcast(&o->changed);
+    pthread_mutex_unlock(&o->mu);
+}
+
+/* Until every end seen is named: the run's last answer waits for it. */
+static void ends_named(obs *o)
+{
+    pthread_mutex_lock(&o->mu);
+    while (o->npending > 0 || o->naming)
+        pthread_cond_wait(&o->changed, &o->mu);
+    pthread_mutex_unlock(&o->mu);
 }
 
 /* Reads the lock and records what changed since the last look. 0, or -1
@@ -264,23 +337,23 @@ static void record(obs *o, const char *word)
 static int look(obs *o)
 {
     holder now;
-    int turn, open;
+    int turn;
 
     if (read_holder(o, &now, &turn) != 0)
         return -1;
-    if (o->cur.czxid != 0 && now.czxid != o->cur.czxid) {
-        open = session_open(o, o->cur.owner);
-        record(o, open == 0 ? "expired" : "delete");
-    }
+    if (o->cur.czxid != 0 && now.czxid != o->cur.czxid)
+        end_seen(o, o->cur.owner);
     if (now.czxid != 0 && now.czxid != o->cur.czxid)
-        record(o, turn ? "first" : "create");
+        record(o, 0, turn ? "first" : "create");
     o->cur = now;
     return 0;
 }
 
 /* ---- the observer process ----------------------------------------------------- */
 
-/* Every ask not answered yet gets its answer after one sync and one look. */
+/* Every ask not answered yet gets its answer after one sync and one look:
+ * a client's at once, the simulator's (the run's end) once every end
+ * seen is named too. */
 static void answer_asks(obs *o)
 {
     long long asked[SIM_ORCHESTRATOR + 1];
@@ -295,9 +368,12 @@ static void answer_asks(obs *o)
     sync_server(o);
     if (look(o) != 0)
         return;
-    for (i = 0; i <= SIM_ORCHESTRATOR; i++)
+    for (i = 0; i <= SIM_ORCHESTRATOR; i++) {
+        if (i == SIM_ORCHESTRATOR)
+            ends_named(o);
         if (asked[i] > atomic_load(&o->ctl->client[i].synced[0]))
             atomic_store(&o->ctl->client[i].synced[0], asked[i]);
+    }
 }
 
 /* A session on the ensemble; a new one when the last one expired. */
@@ -358,19 +434,29 @@ static void init(obs *o, sim_history *h, sim_control *ctl)
     pthread_condattr_destroy(&attr);
 }
 
+/* The observer process: its namer thread, then its loop; it never
+ * returns, and is killed. */
+static void run_observer(sim_history *h, sim_control *ctl)
+{
+    obs o;
+
+    init(&o, h, ctl);
+    if (pthread_create(&o.namer, NULL, namer, &o) != 0)
+        _exit(1); /* never ready: its start says so */
+    observe(&o);
+}
+
 pid_t sim_zk_observer_start(sim_history *h, sim_control *ctl, long timeout_ms,
                             char *errstr, size_t len)
 {
     int port = atomic_load(&ctl->node_port[0]);
-    obs o;
     pid_t pid;
 
     atomic_store(&ctl->observer_port[0], 0);
     if ((pid = sim_proc_fork(errstr, len)) < 0)
         return -1;
     if (pid == 0) {
-        init(&o, h, ctl);
-        observe(&o);
+        run_observer(h, ctl);
         _exit(0);
     }
     if (sim_observer_wait(ctl, 0, port, timeout_ms) != 0) {

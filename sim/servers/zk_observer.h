@@ -17,7 +17,9 @@
  * The last two differ in whether the node's session (its ephemeralOwner)
  * is still open right after the deletion, which the server the observer
  * is connected to says (`dump`): a server closes a session before it
- * deletes the session's nodes and fires their watches.
+ * deletes the session's nodes and fires their watches. That costs a
+ * request, so an end is named just after the next holder's client has
+ * its answer, and stamped when it was seen.
  *
  * Sync: a client that took the lock asks (sim_observer_ask, through the
  * control block); the observer makes its server catch up with the leader

@@ -90,11 +90,12 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     pid_t pid;
 
     s->ctl->observed = SIM_OBSERVED_ASKED;
-    /* Other runs use the shared ensemble at the same time: a name apart. */
+    /* Other runs use the shared ensemble at the same time, and before:
+     * a name apart (a pid comes back soon where pid_max is small). */
     if (z->on == &shared)
         snprintf(s->ctl->lock_name + strlen(s->ctl->lock_name),
-                 sizeof(s->ctl->lock_name) - strlen(s->ctl->lock_name), "-%ld",
-                 (long)getpid());
+                 sizeof(s->ctl->lock_name) - strlen(s->ctl->lock_name), "-%ld.%lld",
+                 (long)getpid(), (long long)(sim_now_ns() % 1000000000));
     if ((pid = sim_zk_observer_start(s->h, s->ctl, OBSERVER_TIMEOUT_MS, errstr, len)) < 0)
         return -1;
     z->observer = pid;
