@@ -94,7 +94,7 @@ long harness_calls(redisContext *c, const char *command);
 redisContext *harness_connect_node(void *arg, int node, char *errstr, size_t errlen);
 
 /* A config for the server s with the given lease and wait budget, a
- * retry of 2 ms and a 1 s timeout. The tcase's server stands for all the
+ * retry of 2 ms and a 1 s timeout (10 s to open a ZooKeeper session). The tcase's server stands for all the
  * tcase's nodes (through harness_connect_node; of a ZooKeeper stage, as
  * node 0's port and the ensemble's size); any other server is the
  * config's one node. */

@@ -33,6 +33,8 @@
 
 #define OBSERVER_TIMEOUT_MS 10000 /* to open its session and read the lock */
 #define SHARED_NODES 3            /* the shared ensemble: what the stages' lines ask */
+#define SESSION_OPEN_MS 10000     /* a session is a write through the leader: on a
+                                   * loaded machine it takes seconds to open */
 
 typedef struct zk_kind {
     sim_ensemble ens;    /* the run's own; unused when it shares one */
@@ -90,6 +92,8 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     pid_t pid;
 
     s->ctl->observed = SIM_OBSERVED_ASKED;
+    if (s->ctl->timeout_ms < SESSION_OPEN_MS)
+        s->ctl->timeout_ms = SESSION_OPEN_MS;
     /* Other runs use the shared ensemble at the same time, and before:
      * a name apart (a pid comes back soon where pid_max is small). */
     if (z->on == &shared)
