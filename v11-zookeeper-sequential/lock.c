@@ -67,6 +67,7 @@
 #define UUID_LEN 36            /* 8-4-4-4-12 hex digits, as Java prints one */
 #define NODE_LEN 512           /* the lock's path and one child's name */
 #define CREATE_TRIES 5         /* creates whose reply was lost, found again or not */
+#define DOOMED_MAX 16          /* our nodes whose delete did not go through yet */
 
 struct dlock {
     char *path;                     /* the lock's node: ROOT/<name> */
@@ -86,6 +87,9 @@ struct dlock {
     long holds;                     /* its hold count: re-entry is counted here */
     char *node;                     /* its node's path; NULL when none */
     long long token;                /* that node's czxid */
+    char *doomed[DOOMED_MAX];       /* our nodes whose delete failed: a later
+                                     * call deletes them */
+    int ndoomed;
 };
 
 /* Records why a call failed; returns DLOCK_ERR so callers can return it. */
@@ -403,6 +407,31 @@ static int find_ours(dlock *l, const char *uuid, char *out, long long *czxid)
     return rc;
 }
 
+/* A node of ours whose delete did not go through (the connection was
+ * lost): Curator's guaranteed delete keeps it for a later call, so that
+ * nobody waits behind it while our session lives. With l->mu held. */
+static void doom(dlock *l, const char *node)
+{
+    if (l->ndoomed < DOOMED_MAX && (l->doomed[l->ndoomed] = strdup(node)) != NULL)
+        l->ndoomed++;
+}
+
+/* Deletes what doom kept, with l->mu held and a session open; one that
+ * expired took them with it (ZNONODE). */
+static void delete_doomed(dlock *l)
+{
+    int i, kept = 0, rc;
+
+    for (i = 0; i < l->ndoomed; i++) {
+        rc = zoo_delete(l->zh, l->doomed[i], -1);
+        if (rc == ZOK || rc == ZNONODE)
+            free(l->doomed[i]);
+        else
+            l->doomed[kept++] = l->doomed[i];
+    }
+    l->ndoomed = kept;
+}
+
 /* Our node in the queue, with l->mu held: created, or found again after
  * a lost reply. */
 static int enqueue(dlock *l, char *out, long long *czxid)
@@ -412,6 +441,7 @@ static int enqueue(dlock *l, char *out, long long *czxid)
 
     if (ensure_session(l) != DLOCK_OK || new_uuid(l, uuid) != DLOCK_OK)
         return DLOCK_ERR;
+    delete_doomed(l);
     for (tries = 0; tries < CREATE_TRIES && rc == ZCONNECTIONLOSS; tries++) {
         if (tries > 0 && (await_server(l) != ZOO_CONNECTED_STATE ||
                           (rc = find_ours(l, uuid, out, czxid)) != ZNONODE))
@@ -486,12 +516,16 @@ static int try_acquire(dlock *l, const char *node, int watch, unsigned long *see
 }
 
 /* A wait that ran out or failed: our node leaves the queue, so that no
- * one waits behind it. Best effort: a lost session took it already. */
+ * one waits behind it; a later call deletes it when this one cannot. */
 static void leave_queue(dlock *l, const char *node)
 {
+    int rc = ZCONNECTIONLOSS;
+
     pthread_mutex_lock(&l->mu);
     if (l->zh != NULL && zoo_state(l->zh) == ZOO_CONNECTED_STATE)
-        zoo_delete(l->zh, node, -1);
+        rc = zoo_delete(l->zh, node, -1);
+    if (rc != ZOK && rc != ZNONODE)
+        doom(l, node);
     pthread_mutex_unlock(&l->mu);
 }
 
@@ -519,9 +553,10 @@ static void forget_hold(dlock *l)
 }
 
 /* Gives the lock back: dlock_release with l->mu held. Only the holding
- * thread's last release calls the ensemble, and deletes our own node. A
- * delete whose outcome is unknown keeps the hold, so that a retry can
- * delete it. */
+ * thread's last release calls the ensemble, and deletes our own node.
+ * No session to call on keeps the hold, so that a retry can delete it; a
+ * delete whose outcome is unknown ends it, as Curator's does, and a later
+ * call deletes the node (doom). */
 static int release(dlock *l)
 {
     int rc;
@@ -533,11 +568,13 @@ static int release(dlock *l)
     l->holds = 1;
     if (ensure_session(l) != DLOCK_OK)
         return DLOCK_ERR;
+    delete_doomed(l);
     rc = zoo_delete(l->zh, l->node, -1);
-    if (rc == ZOK || rc == ZNONODE) {
-        forget_hold(l);
+    if (rc != ZOK && rc != ZNONODE)
+        doom(l, l->node);
+    forget_hold(l);
+    if (rc == ZOK || rc == ZNONODE)
         return rc == ZOK ? DLOCK_OK : DLOCK_NOT_OWNER;
-    }
     return zk_fail(l, "delete", rc);
 }
 
@@ -674,6 +711,8 @@ void dlock_free(dlock *l)
     free(l->path);
     free(l->hosts);
     free(l->node);
+    while (l->ndoomed > 0)
+        free(l->doomed[--l->ndoomed]);
     free(l);
 }
 
