@@ -87,8 +87,9 @@ struct dlock {
     long holds;                     /* its hold count: re-entry is counted here */
     char *node;                     /* its node's path; NULL when none */
     long long token;                /* that node's czxid */
-    char *doomed[DOOMED_MAX];       /* our nodes whose delete failed: a later
-                                     * call deletes them */
+    char *doomed[DOOMED_MAX];       /* our nodes whose delete failed, by path,
+                                     * or whose create may have gone through, by
+                                     * its mark: a later call deletes them */
     int ndoomed;
 };
 
@@ -407,6 +408,12 @@ static int find_ours(dlock *l, const char *uuid, char *out, long long *czxid)
     return rc;
 }
 
+/* A call whose reply was lost: it may have been done, or not. */
+static int unknown(int rc)
+{
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+}
+
 /* A node of ours whose delete did not go through (the connection was
  * lost): Curator's guaranteed delete keeps it for a later call, so that
  * nobody waits behind it while our session lives. With l->mu held. */
@@ -416,39 +423,74 @@ static void doom(dlock *l, const char *node)
         l->ndoomed++;
 }
 
-/* Deletes what doom kept, with l->mu held and a session open; one that
- * expired took them with it (ZNONODE). */
+/* Deletes the children that carry mark (a create's "_c_<uuid>-"), listed
+ * in kids (listed: the listing's result). ZOK when none is left. */
+static int delete_marked(dlock *l, const struct String_vector *kids, int listed,
+                         const char *mark)
+{
+    char path[NODE_LEN];
+    int rc = listed, j, gone;
+
+    for (j = 0; listed == ZOK && j < kids->count; j++) {
+        if (strncmp(kids->data[j], mark, strlen(mark)) != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", l->path, kids->data[j]);
+        gone = zoo_delete(l->zh, path, -1);
+        if (gone != ZOK && gone != ZNONODE)
+            rc = gone;
+    }
+    return rc;
+}
+
+/* Deletes what doom kept, with l->mu held and a session open: a node by
+ * its path, or whichever child carries a create's mark (Curator finds and
+ * deletes a protected node whose create failed). One that expired took
+ * them with it (ZNONODE). */
 static void delete_doomed(dlock *l)
 {
-    int i, kept = 0, rc;
+    struct String_vector kids = { 0, NULL };
+    int i, kept = 0, rc, listed = ZNOTHING;
 
     for (i = 0; i < l->ndoomed; i++) {
-        rc = zoo_delete(l->zh, l->doomed[i], -1);
+        if (l->doomed[i][0] == '/') {
+            rc = zoo_delete(l->zh, l->doomed[i], -1);
+        } else {
+            if (listed == ZNOTHING)
+                listed = zoo_get_children(l->zh, l->path, 0, &kids);
+            rc = delete_marked(l, &kids, listed, l->doomed[i]);
+        }
         if (rc == ZOK || rc == ZNONODE)
             free(l->doomed[i]);
         else
             l->doomed[kept++] = l->doomed[i];
     }
     l->ndoomed = kept;
+    deallocate_String_vector(&kids);
 }
 
 /* Our node in the queue, with l->mu held: created, or found again after
  * a lost reply. */
 static int enqueue(dlock *l, char *out, long long *czxid)
 {
-    char uuid[UUID_LEN + 1];
+    char uuid[UUID_LEN + 1], mark[UUID_LEN + 8];
     int rc = ZCONNECTIONLOSS, tries;
 
     if (ensure_session(l) != DLOCK_OK || new_uuid(l, uuid) != DLOCK_OK)
         return DLOCK_ERR;
     delete_doomed(l);
-    for (tries = 0; tries < CREATE_TRIES && rc == ZCONNECTIONLOSS; tries++) {
+    for (tries = 0; tries < CREATE_TRIES && unknown(rc); tries++) {
         if (tries > 0 && (await_server(l) != ZOO_CONNECTED_STATE ||
                           (rc = find_ours(l, uuid, out, czxid)) != ZNONODE))
             break;
         rc = create_node(l, uuid, out, czxid);
     }
-    return rc == ZOK ? DLOCK_OK : zk_fail(l, "create", rc);
+    if (rc == ZOK)
+        return DLOCK_OK;
+    if (unknown(rc) || tries > 1) {
+        snprintf(mark, sizeof(mark), "%s%s-", CHILD_PREFIX, uuid);
+        doom(l, mark); /* it may have gone through: a later call deletes it */
+    }
+    return zk_fail(l, "create", rc);
 }
 
 /* A second node of the same acquisition: a create whose reply was lost
