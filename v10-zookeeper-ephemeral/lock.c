@@ -5,7 +5,8 @@
  *          client's random id and the thread's id). If it exists, set a
  *          watch on it and wait until it is deleted, then try again. Every
  *          waiter watches the same node, so every release wakes them all,
- *          and all but one find it taken again: a herd.
+ *          and all but one find it taken again: a herd. A create whose
+ *          reply was lost is ours when the node's session is ours.
  * release: delete the node by its path, whatever its version.
  * lease:   the session's timeout. An ephemeral node lives as long as the
  *          session that made it: a client that dies, or stops for longer
@@ -48,6 +49,7 @@
 #define ROOT "/lockstep"       /* the parent of every lock's node */
 #define MAX_NODES 15           /* servers in an ensemble, more than anyone runs */
 #define AGAIN 100              /* try_acquire: the node went away; try at once */
+#define CREATE_AGAIN 1         /* lost_create: the node is not there */
 
 struct dlock {
     char *path;                     /* the lock's node: ROOT/<name> */
@@ -318,6 +320,32 @@ static int create_node(dlock *l, const char *owner)
                       ZOO_EPHEMERAL, NULL, 0);
 }
 
+/* A call whose reply was lost: it may have been done, or not. */
+static int unknown(int rc)
+{
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+}
+
+/* After a create whose reply was lost, once the server is back: ZOK when
+ * the node is there and our session owns it (the create went through),
+ * ZNODEEXISTS when it is another's, CREATE_AGAIN when it is not there;
+ * else rc. Without this look, a lost reply would leave us waiting for our
+ * own node for as long as our session lives. */
+static int lost_create(dlock *l, int rc)
+{
+    struct Stat st;
+    int found;
+
+    if (!unknown(rc) || await_server(l) != ZOO_CONNECTED_STATE)
+        return rc;
+    found = zoo_exists(l->zh, l->path, 0, &st);
+    if (found == ZNONODE)
+        return CREATE_AGAIN;
+    if (found != ZOK)
+        return rc;
+    return st.ephemeralOwner == zoo_client_id(l->zh)->client_id ? ZOK : ZNODEEXISTS;
+}
+
 /* One attempt, with l->mu held: OK when we created the node, BUSY when
  * it exists (with a watch on it when watch is set; *seen is the count of
  * notifications before it was set), AGAIN when it went away meanwhile. */
@@ -330,7 +358,9 @@ static int try_acquire(dlock *l, int watch, unsigned long *seen)
     if (ensure_session(l) != DLOCK_OK)
         return DLOCK_ERR;
     owner_token(l, token, sizeof(token));
-    rc = create_node(l, token);
+    rc = lost_create(l, create_node(l, token));
+    if (rc == CREATE_AGAIN)
+        return AGAIN;
     if (rc == ZOK)
         return DLOCK_OK;
     if (rc != ZNODEEXISTS)
