@@ -1,14 +1,15 @@
 # lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
-#   make test                       every stage, then the simulator's, the bench's, the
-#                                   commands' and the report's own tests, and the grader's proof
+#   make test                       every stage, then the simulator's, the servers', the
+#                                   bench's, the commands' and the report's own tests, and the
+#                                   grader's proof
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
 #                                   seed=K varies the baseline; html=1: its page too, in build/runs)
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
-#   make bench                      each stage against the Redis round-trip limit
+#   make bench                      each stage on Redis against the Redis round-trip limit
 #   make diff from=N to=M           what changed between two stages (side=1: side by side,
 #                                   full=1: whole files)
 #   make diff to=M [part=K]         what stage M changed on the stage it is built on
@@ -25,15 +26,16 @@
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.
 
 # The stages: one line each in sim/stages.def, read here as
-# number:folder:base. Everything below comes from that list: a new stage
-# is its folder and its line there.
-STAGE_SED := s/^SIM_STAGE(\([0-9]*\), *"\([^"]*\)", *\([0-9]*\),.*/\1:\2:\3/p
+# number:folder:base:server. Everything below comes from that list: a new
+# stage is its folder and its line there.
+STAGE_SED := s/^SIM_STAGE(\([0-9]*\), *"\([^"]*\)", *\([0-9]*\), *\([a-z]*\),.*/\1:\2:\3:\4/p
 STAGE_LINES := $(shell sed -n '$(STAGE_SED)' sim/stages.def)
 ifeq ($(STAGE_LINES),)
   $(error sim/stages.def lists no stage: restore it from git)
 endif
 STAGES := $(foreach l,$(STAGE_LINES),$(firstword $(subst :, ,$(l))))
 stage_dir = $(word 2,$(subst :, ,$(filter $(1):%,$(STAGE_LINES))))
+stage_server = $(word 4,$(subst :, ,$(filter $(1):%,$(STAGE_LINES))))
 STAGE_LIST := $(foreach n,$(STAGES),$(n) ($(call stage_dir,$(n))))
 
 # A bad stage= stops here, whatever the target, with the valid values.
@@ -55,7 +57,14 @@ endif
 HIREDIS_LIBS := -lhiredis
 JSON_LIBS := -lcjson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) -pthread
+# The ZooKeeper C client, multithreaded: a stage whose server is zookeeper
+# compiles with its flags, and the simulator's observer of an ensemble
+# (sim/servers/zk_observer.c) links the library into every program that
+# plays a run.
+ZK_CFLAGS := -DTHREADED
+ZK_LIBS := -lzookeeper_mt
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) -pthread
+stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS))
 
 # The simulator's folders, one per role, lowest layer first: a file
 # includes headers from its own folder and the folders before it, never
@@ -91,6 +100,7 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_lock_tokens.c tests/test_lock_lease.c tests/test_lock_pubsub.c \
                    tests/test_lock_contention.c tests/test_lock_errors.c tests/test_lock_quorum.c \
                    tests/test_queue.c tests/test_clock.c tests/test_proxy.c tests/test_matrix.c \
+                   tests/test_zk.c tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c \
                    tests/run_stage.c tests/row_claims.c tests/tcases.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
@@ -120,11 +130,11 @@ deps:
 define STAGE_RULES
 $(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -I$(call stage_dir,$(1)) -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -c $$< -o $$@
 
 $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) $(SIM_INC) -Itests -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(ZK_CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) $(SIM_INC) -Itests -c $$< -o $$@
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
 
@@ -215,6 +225,8 @@ course-test: check-deps
 	@tests/grade_proof.sh 'build=$(BUILD)' 'jobs=$(jobs)' 'light=$(if $(filter 1,$(SANITIZE)),1,0)' \
 	    -- $(STAGE_LINES)
 
+$(BUILD)/sim/servers/zk_observer.o: CFLAGS += $(ZK_CFLAGS)
+
 # ---- tests -------------------------------------------------------------
 test: check-deps
 ifneq ($(stage),)
@@ -225,6 +237,7 @@ else
 	    $(MAKE) --no-print-directory stage-test stage=$$n || failed="$$failed v$$n"; \
 	done; \
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
+	$(MAKE) --no-print-directory servers-test || failed="$$failed servers-test"; \
 	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
 	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
 	$(MAKE) --no-print-directory layout-test || failed="$$failed layout-test"; \
@@ -260,6 +273,21 @@ $(BUILD)/test_sim: $(SIM_TEST_OBJS)
 sim-test: $(BUILD)/test_sim
 	@echo "== simulator: history, checker, report, tally, stages, pool, html (no Redis) =="
 	@$(BUILD)/test_sim
+
+# ---- the server kinds' own tests (no stage) --------------------------------
+# A real ZooKeeper ensemble of three, as the simulator starts it: one
+# leader, the leader killed and replaced, a node restarted empty, and no
+# java process or dir left behind, also after Ctrl-C.
+SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o
+
+$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+.PHONY: servers-test
+servers-test: check-deps
+	@$(MAKE) --no-print-directory $(BUILD)/test_servers
+	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty =="
+	@$(BUILD)/test_servers
 
 # ---- the commands as a user types them (no Redis) -------------------------
 # Bad make variables named as typed; make diff's side by side, regions and

@@ -22,7 +22,14 @@
 # install and stops.
 #
 # Needed: a C compiler, make, pkg-config, check (found by pkg-config),
-# hiredis and cJSON headers and libraries, redis-server.
+# hiredis and cJSON headers and libraries, redis-server; for the ZooKeeper
+# stages, a Java runtime without a desktop (default-jre-headless), the
+# ZooKeeper server's jar (libzookeeper-java) and its C client
+# (libzookeeper-mt-dev). Debian's `zookeeper` package is not used: it
+# depends on the desktop JRE (default-jre) and only adds scripts and a
+# service that lockstep does not run; the tests and the simulator start
+# the server from its jar. The Java packages are installed without their
+# recommendations (fonts, sound, X libraries).
 set -u
 
 CC=${CC:-cc}
@@ -38,6 +45,9 @@ describe() {
     libhiredis-dev) echo "the hiredis C client: headers and library" ;;
     libcjson-dev) echo "the cJSON library, which reads saved histories" ;;
     redis-server) echo "the Redis server that the tests and the simulator start" ;;
+    default-jre-headless) echo "a Java runtime without a desktop, for the ZooKeeper servers" ;;
+    libzookeeper-java) echo "the ZooKeeper server (its jar) that the tests and the simulator start" ;;
+    libzookeeper-mt-dev) echo "the ZooKeeper C client: headers and library" ;;
     chromium) echo "a headless browser, for the report's browser test and its PDF" ;;
     poppler-utils) echo "pdftotext, with which the report's browser test reads its PDF" ;;
     esac
@@ -78,6 +88,17 @@ probe() {
     have_lib hiredis/hiredis.h 'redisFree(0)' -lhiredis || need libhiredis-dev
     have_lib cjson/cJSON.h 'cJSON_Delete(0)' -lcjson || need libcjson-dev
     command -v redis-server >/dev/null 2>&1 || need redis-server
+    command -v java >/dev/null 2>&1 || need default-jre-headless
+    [ -r /usr/share/java/zookeeper.jar ] || need libzookeeper-java
+    have_lib zookeeper/zookeeper.h 'zookeeper_close(0)' -lzookeeper_mt || need libzookeeper-mt-dev
+}
+
+# Packages that come without their recommendations: a headless JRE and
+# jars need no fonts, sound or X libraries.
+install_flags() {
+    case "$1" in
+    default-jre-headless | libzookeeper-java | libzookeeper-mt-dev) echo "--no-install-recommends" ;;
+    esac
 }
 
 sudo_prefix() {
@@ -94,6 +115,8 @@ print_elsewhere() {
     cat >&2 <<EOF
 This system has no apt-get: install them with its package manager, e.g.
   Fedora/RHEL: sudo dnf install gcc make pkgconf-pkg-config check-devel hiredis-devel cjson-devel redis
+and, for the ZooKeeper stages, a Java runtime, ZooKeeper's jar at
+/usr/share/java/zookeeper.jar and its C client library (libzookeeper_mt);
 then run make again.
 EOF
 }
@@ -161,7 +184,7 @@ apt_install() {
     for pkg in $missing_pkgs; do
         [ $rc -eq 0 ] || break
         echo "lockstep: installing $pkg: $(describe "$pkg")"
-        run_apt install -y "$pkg"
+        run_apt install -y $(install_flags "$pkg") "$pkg"
         rc=$?
     done
     [ -n "$policy" ] && $sudo rm -f "$policy"

@@ -1,5 +1,5 @@
-/* harness: throwaway redis-servers for the Check suites, and the helpers
- * the tests are written in. See harness.h. */
+/* harness: throwaway redis-servers (or a ZooKeeper ensemble) for the
+ * Check suites, and the helpers the tests are written in. See harness.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@ static int servers_started;        /* names servers uniquely in root */
 _Static_assert(STAGE_COUNT > 0 && SIM_NODES_MAX >= 1, "a stage talks to one node at least");
 
 static sim_server tcase_node[SIM_NODES_MAX];   /* the unchecked fixture's servers */
+static sim_ensemble tcase_ensemble;            /* ... of a ZooKeeper stage */
 static redisContext *test_redis[SIM_NODES_MAX]; /* the checked fixture's connections */
 static int64_t title_ms;           /* when harness_title ran; 0 = no title */
 
@@ -81,6 +82,13 @@ void harness_server_setup(void)
                 CAPS.dir, CAPS.masters, SIM_NODES_MAX);
         exit(EXIT_FAILURE);
     }
+    if (STAGE_ZOOKEEPER) {
+        char err[HARNESS_ERRSTR_LEN];
+        int rc = sim_ensemble_start(&tcase_ensemble, root, harness_nodes(), err, sizeof(err));
+
+        ck_assert_msg(rc == 0, "cannot start the ZooKeeper ensemble for the tests: %s", err);
+        return;
+    }
     for (i = 0; i < harness_nodes(); i++)
         harness_server_start(&tcase_node[i]);
 }
@@ -89,6 +97,7 @@ void harness_server_teardown(void)
 {
     int i;
 
+    sim_ensemble_stop(&tcase_ensemble);
     for (i = 0; i < harness_nodes(); i++)
         sim_server_stop(&tcase_node[i]);
 }
@@ -96,7 +105,14 @@ void harness_server_teardown(void)
 const sim_server *harness_node(int i)
 {
     ck_assert_msg(i >= 0 && i < harness_nodes(), "node %d: the tcase has %d", i, harness_nodes());
-    return &tcase_node[i];
+    return STAGE_ZOOKEEPER ? &tcase_ensemble.node[i] : &tcase_node[i];
+}
+
+const sim_ensemble *harness_ensemble(void)
+{
+    ck_assert_msg(STAGE_ZOOKEEPER && tcase_ensemble.nodes > 0,
+                  "this tcase has no ZooKeeper ensemble");
+    return &tcase_ensemble;
 }
 
 redisContext *harness_node_redis(int i)
@@ -121,7 +137,8 @@ void harness_test_setup(void)
     int i;
 
     title_ms = 0;
-    if (tcase_node[0].pid == 0)
+    /* A ZooKeeper stage's tests name their locks apart: nothing to empty. */
+    if (STAGE_ZOOKEEPER || tcase_node[0].pid == 0)
         return;
     /* Tests of one tcase share its servers: each starts from nothing. */
     for (i = 0; i < harness_nodes(); i++) {
@@ -298,7 +315,9 @@ void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
                     long wait_ms)
 {
     dlock_config_init(cfg);
-    if (s == harness_server() && harness_nodes() > 1) {
+    if (STAGE_ZOOKEEPER)
+        cfg->nodes = harness_nodes(); /* node i at port + i: the whole ensemble */
+    else if (s == harness_server() && harness_nodes() > 1) {
         cfg->nodes = harness_nodes();
         cfg->connect = harness_connect_node;
     }
@@ -307,7 +326,9 @@ void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
     cfg->lease_ms = lease_ms;
     cfg->wait_ms = wait_ms;
     cfg->retry_ms = 2;   /* polling stages: waiters notice a release quickly */
-    cfg->timeout_ms = 1000;
+    /* A ZooKeeper session is a write through the leader: on a loaded
+     * machine it takes seconds to open. */
+    cfg->timeout_ms = STAGE_ZOOKEEPER ? 10000 : 1000;
     /* The machine is shared and slow at times: no node counts as failed
      * for a reply that is late by less than the command timeout. */
     cfg->node_timeout_ms = 1000;

@@ -11,7 +11,8 @@
  *   tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
  *
  * The unchecked pair starts the tcase's servers (in the runner's process):
- * one per independent master the stage talks to, its nodes; the checked
+ * one per independent master the stage talks to, its nodes, or for a
+ * ZooKeeper stage an ensemble of that many servers; the checked
  * pair empties them and opens a connection to each before each test, then
  * prints the test's "... Passed" line. A test that needs a server of its
  * own (to kill it) starts it with harness_server_start.
@@ -26,6 +27,7 @@
 #include <hiredis/hiredis.h>
 
 #include "cluster.h"
+#include "ensemble.h"
 #include "lock.h"
 #include "stages.h"
 
@@ -60,6 +62,10 @@ int harness_nodes(void);
 const sim_server *harness_node(int i);
 redisContext *harness_node_redis(int i);
 
+/* A ZooKeeper stage's tcase: its ensemble, node i serving clients on
+ * port + i (harness_node(i) is node i's process). */
+const sim_ensemble *harness_ensemble(void);
+
 /* Node 0, the tcase's server, and the connection to it. */
 const sim_server *harness_server(void);
 redisContext *harness_redis(void);
@@ -93,8 +99,9 @@ long harness_calls(redisContext *c, const char *command);
 redisContext *harness_connect_node(void *arg, int node, char *errstr, size_t errlen);
 
 /* A config for the server s with the given lease and wait budget, a
- * retry of 2 ms and a 1 s timeout. The tcase's server stands for all the
- * tcase's nodes (through harness_connect_node); any other server is the
+ * retry of 2 ms and a 1 s timeout (10 s to open a ZooKeeper session). The tcase's server stands for all the
+ * tcase's nodes (through harness_connect_node; of a ZooKeeper stage, as
+ * node 0's port and the ensemble's size); any other server is the
  * config's one node. */
 void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
                     long wait_ms);

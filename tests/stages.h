@@ -9,6 +9,8 @@
 #ifndef LOCKSTEP_STAGES_H
 #define LOCKSTEP_STAGES_H
 
+#include <string.h>
+
 #include "stage.h"
 
 #ifndef STAGE
@@ -22,7 +24,9 @@ typedef struct stage_caps {
     int stage;           /* 1..STAGE_COUNT */
     const char *dir;     /* the stage's folder */
     int base;            /* the stage it is built on; 0: none */
-    int masters;         /* independent Redis masters it talks to */
+    const char *server;  /* the kind of server its lock talks to: "redis", "zookeeper" */
+    int masters;         /* independent Redis masters it talks to, or the
+                          * servers of its ZooKeeper ensemble */
     int has_ttl;         /* the key gets the lease as its TTL (v2+) */
     int atomic_acquire;  /* key and TTL are set by one command (v3+) */
     int owner_check;     /* release checks the owner: NOT_OWNER (v4+) */
@@ -32,12 +36,12 @@ typedef struct stage_caps {
     int pubsub;          /* waiters wake on the unlock message (v6) */
     int token;           /* each acquisition draws a fencing token (v7) */
     int quorum;          /* a majority of independent masters (v8) */
-    int queue;           /* waiters queue; a release wakes the first (v9) */
+    int queue;           /* waiters queue in order; a release wakes the first alone (v9, v11) */
 } stage_caps;
 
 #define STAGE_HAS(n, cap) ((SIM_STAGE_CAPS_##n & SIM_CAP_##cap) != 0)
 #define SIM_STAGE(n, folder, base, server, masters, adds) \
-    [n - 1] = { n, folder, base, masters, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), \
+    [n - 1] = { n, folder, base, #server, masters, STAGE_HAS(n, TTL), STAGE_HAS(n, ATOMIC), \
       STAGE_HAS(n, OWNER), STAGE_HAS(n, SCRIPT), STAGE_HAS(n, REENTRANT), \
       STAGE_HAS(n, WATCHDOG), STAGE_HAS(n, PUBSUB), STAGE_HAS(n, TOKEN), \
       STAGE_HAS(n, QUORUM), STAGE_HAS(n, QUEUE) },
@@ -49,5 +53,9 @@ __attribute__((unused)) static const stage_caps stage_table[STAGE_COUNT] = {
 
 /* The row of the stage this file is compiled for. */
 #define CAPS (stage_table[STAGE - 1])
+
+/* Whether its lock lives in a ZooKeeper ensemble (tests/test_zk.c), not
+ * in Redis (tests/test_lock.c). */
+#define STAGE_ZOOKEEPER (strcmp(CAPS.server, "zookeeper") == 0)
 
 #endif

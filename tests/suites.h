@@ -8,10 +8,11 @@
 
 #include <check.h>
 
-Suite *lock_suite(void);   /* tests/test_lock*.c: the lock contract, a file per part */
+Suite *lock_suite(void);   /* tests/test_lock*.c: the lock contract (on Redis), a file per part */
 Suite *matrix_suite(void); /* tests/test_matrix.c: the stage's row of the fault matrix */
 Suite *queue_suite(void);  /* tests/test_queue.c: a fair queue's order and wake-ups */
 Suite *clock_suite(void);  /* tests/test_clock.c: a server's clock that jumps */
 Suite *proxy_suite(void);  /* tests/test_proxy.c: a client cut off from a node */
+Suite *zk_suite(void);     /* tests/test_zk.c: the contract on a ZooKeeper ensemble */
 
 #endif

@@ -110,16 +110,16 @@ static void add_quorum(Suite *s)
     suite_add_tcase(s, quorum);
 }
 
-Suite *lock_suite(void)
+/* The tests of a lock kept in Redis: a ZooKeeper stage's are in
+ * tests/test_zk.c. */
+static void add_redis(Suite *s)
 {
-    Suite *s = suite_create("lock");
     TCase *basics = server_tcase("basics", 10);
     TCase *owner = server_tcase("ownership", 10);
     TCase *lease = server_tcase("lease", 20);
     TCase *contention = server_tcase("contention", 60);
     TCase *threads = server_tcase("threads", 60);
     TCase *errors = server_tcase("errors", 20);
-    TCase *contract = tcase_create("contract");
 
     lock_basics_tests(basics);
     lock_reentry_tests(basics);
@@ -132,8 +132,6 @@ Suite *lock_suite(void)
     lock_contention_tests(contention);
     lock_threads_tests(threads);
     lock_errors_tests(errors);
-    tcase_add_checked_fixture(contract, harness_test_setup, harness_test_teardown);
-    tcase_add_test(contract, test_lock_header_identical);
     suite_add_tcase(s, basics);
     suite_add_tcase(s, owner);
     suite_add_tcase(s, lease);
@@ -141,6 +139,17 @@ Suite *lock_suite(void)
     suite_add_tcase(s, threads);
     suite_add_tcase(s, errors);
     add_quorum(s);
+}
+
+Suite *lock_suite(void)
+{
+    Suite *s = suite_create("lock");
+    TCase *contract = tcase_create("contract");
+
+    if (!STAGE_ZOOKEEPER)
+        add_redis(s);
+    tcase_add_checked_fixture(contract, harness_test_setup, harness_test_teardown);
+    tcase_add_test(contract, test_lock_header_identical);
     suite_add_tcase(s, contract);
     return s;
 }

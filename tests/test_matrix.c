@@ -1,7 +1,8 @@
 /* test_matrix: this stage's row of the fault matrix, asserted exactly.
  *
  * One tcase per scenario of the table in sim/play/scenarios.c: the test plays
- * the scenario against this stage with real redis-servers and client
+ * the scenario against this stage with real servers (redis-servers, or a
+ * ZooKeeper ensemble and the stock's redis-server) and client
  * processes (build/vN/client, next to this test binary), has the checker
  * judge the history, and asserts the answer key's cell: the anomalies it
  * expects appear, and no others. It also asserts that a scenario's
@@ -57,9 +58,12 @@ static void client_program(char *out, size_t len)
 
 /* Whether this stage has the protocol step a failpoint is named after,
  * from its capabilities: a SETNX apart from the lease, a GET apart from
- * the DEL, a watchdog. */
+ * the DEL, a watchdog. A ZooKeeper stage has none of them. */
 static int stage_has_step(const char *failpoint)
 {
+    /* The failpoints name steps of the Redis protocols. */
+    if (STAGE_ZOOKEEPER)
+        return 0;
     if (strcmp(failpoint, "acquire.after_setnx") == 0)
         return !CAPS.atomic_acquire;
     if (strcmp(failpoint, "release.after_get") == 0)

@@ -180,18 +180,29 @@ static void check_cell(const sim_scenario *s, int stage)
     sim_verdict_free(&v);
 }
 
+/* The stages the list has: a number it skips has no column. */
+static int stages_listed(void)
+{
+    int n = 0;
+
+    for (int s = 1; s <= SIM_STAGES; s++)
+        n += sim_stage_get(s) != NULL;
+    return n;
+}
+
 START_TEST(test_site_matrix_cells)
 {
     size_t at = 0, cells = 0;
 
     for (size_t i = 0; i < sim_scenario_count(); i++)
         for (int stage = 1; stage <= SIM_STAGES; stage++)
-            check_cell(sim_scenario_at(i), stage);
+            if (sim_stage_get(stage) != NULL)
+                check_cell(sim_scenario_at(i), stage);
     while (site_next("cell", "index.html", &at) != NULL)
         cells++;
-    ck_assert_msg(cells == sim_scenario_count() * SIM_STAGES,
+    ck_assert_msg(cells == sim_scenario_count() * (size_t)stages_listed(),
                   "the matrix has %zu cells; expected %zu scenarios x %d stages",
-                  cells, sim_scenario_count(), SIM_STAGES);
+                  cells, sim_scenario_count(), stages_listed());
 }
 END_TEST
 
@@ -392,9 +403,9 @@ START_TEST(test_site_run_timelines)
             check_run(the_site.pages[i]);
             runs++;
         }
-    ck_assert_msg(runs == sim_scenario_count() * SIM_STAGES,
+    ck_assert_msg(runs == sim_scenario_count() * (size_t)stages_listed(),
                   "the site has %zu run pages; expected one per cell, %zu", runs,
-                  sim_scenario_count() * SIM_STAGES);
+                  sim_scenario_count() * (size_t)stages_listed());
 }
 END_TEST
 
@@ -407,6 +418,8 @@ START_TEST(test_site_stage_pages)
         char page[PATH_MAX];
         const site_fact *h, *d;
 
+        if (st == NULL)
+            continue; /* a number the list skips has no page */
         snprintf(page, sizeof(page), "stages/%s.html", st->dir);
         h = one("readme", page);
         ck_assert_msg(h != NULL && strncmp(h->f[2], st->dir, strlen(st->dir)) == 0,

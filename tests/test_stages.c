@@ -211,6 +211,14 @@ static const struct differs {
     { 9, "name_channel", "also names the queue and its places" },
     { 9, "dlock_acquire", "waits on its own channel, and leaves the queue when it gives up" },
     { 9, "dlock_free", "also frees the queue's names" },
+    { 11, "create_node", "an ephemeral sequential node named as Curator names it, under a "
+      "container" },
+    { 11, "try_acquire", "the lowest child holds; a waiter watches its predecessor alone" },
+    { 11, "release", "only the holding thread's last release, of its own node; a failed "
+      "delete is left for a later call" },
+    { 11, "dlock_acquire", "reentrant; queues, waits its turn, leaves the queue on a failure" },
+    { 11, "dlock_token", "the czxid of the calling thread's node, not 0" },
+    { 11, "dlock_free", "also frees the held node's path, and the nodes left to delete" },
 };
 
 /* One function of a lock.c: its name and its text, signature to "}". */

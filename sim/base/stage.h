@@ -11,8 +11,10 @@
 #ifndef SIM_STAGE_H
 #define SIM_STAGE_H
 
-#define SIM_CAP_TTL       0x01u /* the key gets the lease as its TTL (v2+) */
-#define SIM_CAP_ATOMIC    0x02u /* key and TTL are set by one command (v3+) */
+#define SIM_CAP_TTL       0x01u /* the key gets the lease as its TTL (v2+); of
+                                 * ZooKeeper, the session's timeout (v10) */
+#define SIM_CAP_ATOMIC    0x02u /* key and TTL are set by one command (v3+): an
+                                 * ephemeral node is one create (v10) */
 #define SIM_CAP_OWNER     0x04u /* release checks the owner: NOT_OWNER (v4+) */
 #define SIM_CAP_SCRIPT    0x08u /* release is one Lua script, EVALSHA first (v5+) */
 #define SIM_CAP_REENTRANT 0x10u /* the holder's thread may acquire again (v6) */
@@ -20,7 +22,8 @@
 #define SIM_CAP_PUBSUB    0x40u /* waiters wake on the unlock message (v6) */
 #define SIM_CAP_TOKEN     0x80u /* each acquisition draws a fencing token (v7) */
 #define SIM_CAP_QUORUM    0x100u /* a majority of independent masters (v8) */
-#define SIM_CAP_QUEUE     0x200u /* waiters queue; a release wakes the first (v9) */
+#define SIM_CAP_QUEUE     0x200u /* waiters queue in order; a release wakes
+                                  * the first alone (v9, v11) */
 
 #define SIM_NODES_MAX 5 /* the most independent masters a stage may talk to:
                          * what a run or a test starts for it (v8's five) */
@@ -54,8 +57,10 @@ typedef struct sim_stage {
     int n;            /* 1..SIM_STAGES */
     const char *dir;  /* its folder, "vN-<idea>" */
     int base;         /* the stage it is built on; 0: none */
-    const char *server; /* the kind of server the lock talks to: "redis" */
-    int masters;      /* independent masters the lock talks to */
+    const char *server; /* the kind of server the lock talks to: "redis",
+                         * "zookeeper" */
+    int masters;      /* servers the lock talks to: independent masters,
+                       * or the servers of one ensemble */
     unsigned caps;    /* SIM_CAP_* bits, its base's included */
 } sim_stage;
 

@@ -135,13 +135,28 @@ static int number(const char *name, const char *text, int as_make, long lo,
     return 0;
 }
 
+/* A stage the bench can measure: one on Redis, whose commands it
+ * captures from the server's SLOWLOG and replays. */
+static int measurable(int stage, const char *text, int as_make)
+{
+    const sim_stage *s = sim_stage_get(stage);
+
+    if (s != NULL && strcmp(s->server, "redis") == 0)
+        return 0;
+    fprintf(stderr, "bench: %s%s is %s: the bench measures the stages on Redis; "
+            "leave stage= out, or give one of those\n", as_make ? "stage=" : "--stage ",
+            text, s != NULL ? s->dir : "no stage of sim/stages.def");
+    return -1;
+}
+
 /* One option: its name without dashes and its value. */
 static int option(sim_bench *b, const char *name, const char *value, int as_make)
 {
     if (strcmp(name, "runs") == 0)
         return number("runs", value, as_make, 1, SIM_BENCH_RUNS_MAX, &b->runs);
     if (strcmp(name, "stage") == 0)
-        return number("stage", value, as_make, 1, SIM_STAGES, &b->only_stage);
+        return number("stage", value, as_make, 1, SIM_STAGES, &b->only_stage) != 0 ? -1
+               : measurable(b->only_stage, value, as_make);
     if (strcmp(name, "out") == 0) {
         b->out = value;
         return 0;

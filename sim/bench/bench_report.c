@@ -146,7 +146,11 @@ static const char *run_cell(const sim_bench *b, int stage, int f, int kind,
 
 int sim_bench_wanted(const sim_bench *b, int stage)
 {
-    return sim_stage_get(stage) != NULL && (b->only_stage == 0 || b->only_stage == stage);
+    const sim_stage *s = sim_stage_get(stage);
+
+    /* It captures and replays Redis commands: the stages on Redis. */
+    return s != NULL && strcmp(s->server, "redis") == 0 &&
+           (b->only_stage == 0 || b->only_stage == stage);
 }
 
 /* A figure's median, NAN when no run has it. */

@@ -39,7 +39,10 @@
  * ("node-down", "restart": it came back empty). An event that needs a key
  * while there is none (a "del", "expired" or "expire") or a "set" while
  * one exists shows a gap in the observer's stream: the checker supposes
- * the missing creation or end and reports the gap.
+ * the missing creation or end and reports the gap. A ZooKeeper lock's
+ * node is a key the same way: "create" or "first" (a waiter's node
+ * became the lowest) begins one, "delete" (a client's) or "expired" (it
+ * went with its session) ends it.
  *
  * Owners. A key's owner is the acquire that made it, found from the
  * windows alone, never from unrelated events: (1) each acquire-ok, in the

@@ -49,7 +49,7 @@ static void end_key(chk *c, long k, size_t i, int kind)
 
 static int end_kind(const char *word)
 {
-    if (strcmp(word, "del") == 0)
+    if (strcmp(word, "del") == 0 || strcmp(word, "delete") == 0)
         return END_DEL;
     return strcmp(word, "expired") == 0 ? END_EXPIRED : END_EVICTED;
 }
@@ -58,7 +58,11 @@ static int end_kind(const char *word)
 static long key_event(chk *c, size_t i, long cur, int64_t last_ns)
 {
     const char *word = c->ev[i].detail;
-    int kind = sim_key_event_kind(word), set = strcmp(word, "set") == 0;
+    int kind = sim_key_event_kind(word);
+    /* Each is a key of its own: SET NX notifies only when it wrote, a
+     * ZooKeeper node is created, or becomes the lowest, once. */
+    int set = strcmp(word, "set") == 0 || strcmp(word, "create") == 0 ||
+              strcmp(word, "first") == 0;
 
     if (kind < 0) {
         sim_checker_unjudged(c, "a key event \"%s\" at %ld ms: the checker "
@@ -66,7 +70,6 @@ static long key_event(chk *c, size_t i, long cur, int64_t last_ns)
                              word, sim_checker_ms(c, i));
         return -1;
     }
-    /* SET NX notifies only when it wrote: a set is always a new key. */
     if (set && cur >= 0) {
         sim_checker_gap(c, SIM_GAP_NO_END, i);
         end_key(c, cur, i, END_MISSED);

@@ -28,6 +28,11 @@
 #define SIM_LOCK_NAME_LEN 64    /* the lock's key */
 #define SIM_ORCHESTRATOR SIM_CLIENTS_MAX /* the slot the simulator itself syncs with */
 
+/* How the clients sync with the observer (observer.h). */
+#define SIM_OBSERVED_NONE 0    /* no observer (the bench) */
+#define SIM_OBSERVED_MARKERS 1 /* Redis: a marker published on each node */
+#define SIM_OBSERVED_ASKED 2   /* ZooKeeper: asked through the control block */
+
 /* Steps a client reaches; the control block keeps when each was first
  * reached, so a scenario can start the next client "0.5 L after A entered
  * its critical section" even when A has long left it. */
@@ -71,6 +76,9 @@ typedef struct sim_client_slot {
     atomic_long stop_ms;  /* a failpoint's stop(ms) asks the simulator to resume it */
     atomic_llong synced[SIM_NODES_MAX]; /* the last sync marker the observer has
                                          * seen on each node */
+    atomic_llong asked;        /* the last sync asked of an observer that reads
+                                * the servers itself (SIM_OBSERVED_ASKED); it
+                                * answers in synced[0] */
     atomic_llong bench_target; /* BENCH_SOLO: pairs to have done; the bench raises it */
     atomic_llong bench_done;   /* BENCH_SOLO: pairs done so far */
     atomic_llong bench_ns;     /* BENCH_SOLO: time spent doing them */
@@ -94,8 +102,9 @@ typedef struct sim_control {
     int sentinel_port;         /* > 0: clients ask this sentinel for node 0 */
     char sentinel_master[SIM_LOCK_NAME_LEN]; /* the name the sentinel monitors */
     atomic_int node_port[SIM_NODES_MAX]; /* where each node lives now */
-    int observed;              /* an observer records the lock key's events:
-                                * clients sync with it before recording an acquire */
+    int observed;              /* SIM_OBSERVED_*: whether an observer records
+                                * the lock's events, and how clients sync with
+                                * it before recording an acquire */
     atomic_int observer_port[SIM_NODES_MAX]; /* where the observer is subscribed
                                               * to each node, 0 = not yet */
     atomic_int stop;           /* the run is over: loops end, the observer exits */

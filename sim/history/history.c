@@ -147,10 +147,10 @@ static void put_detail(char *dst, const char *detail)
     memcpy(dst + SIM_DETAIL_LEN - 4, "...", 4);
 }
 
-/* Fills the next slot and publishes it. */
-static int add(sim_history *h, int client, int thread, int node,
-               sim_event_type type, int64_t value, int64_t token,
-               int64_t lease_ms, const char *detail)
+/* Fills the next slot, stamped t_ns (0: now), and publishes it. */
+static int add_at(sim_history *h, int64_t t_ns, int client, int thread, int node,
+                  sim_event_type type, int64_t value, int64_t token,
+                  int64_t lease_ms, const char *detail)
 {
     unsigned slot = atomic_fetch_add_explicit(&h->reserved, 1,
                                               memory_order_relaxed);
@@ -159,7 +159,7 @@ static int add(sim_history *h, int client, int thread, int node,
     if (slot >= SIM_HISTORY_MAX)
         return -1;
     e = &h->ev[slot];
-    e->t_ns = sim_now_ns();
+    e->t_ns = t_ns != 0 ? t_ns : sim_now_ns();
     e->client = client;
     e->thread = thread;
     e->type = type;
@@ -170,6 +170,13 @@ static int add(sim_history *h, int client, int thread, int node,
     put_detail(e->detail, detail);
     atomic_store_explicit(&h->ready[slot], 1, memory_order_release);
     return 0;
+}
+
+static int add(sim_history *h, int client, int thread, int node,
+               sim_event_type type, int64_t value, int64_t token,
+               int64_t lease_ms, const char *detail)
+{
+    return add_at(h, 0, client, thread, node, type, value, token, lease_ms, detail);
 }
 
 int sim_history_add(sim_history *h, int client, int thread,
@@ -211,6 +218,12 @@ int sim_history_add_link(sim_history *h, int client, int node,
                          sim_event_type type, int64_t value, const char *detail)
 {
     return add(h, client, 0, node, type, value, 0, 0, detail);
+}
+
+int sim_history_add_node_at(sim_history *h, int64_t t_ns, int node, sim_event_type type,
+                            int64_t value, const char *detail)
+{
+    return add_at(h, t_ns, SIM_NO_CLIENT, 0, node, type, value, 0, 0, detail);
 }
 
 /* ---- order ------------------------------------------------------------ */
@@ -257,6 +270,11 @@ static const struct {
     { "expire", SIM_KEY_TTL },         { "pexpire", SIM_KEY_TTL },
     { "persist", SIM_KEY_TTL },        { "del", SIM_KEY_END },
     { "expired", SIM_KEY_END },        { "evicted", SIM_KEY_END },
+    /* A ZooKeeper lock's node (zk_observer.h): it appears holding the
+     * lock, or a waiter's node becomes the lowest; a client deletes it;
+     * "expired" too, when it went with its session. */
+    { "create", SIM_KEY_WRITE },       { "first", SIM_KEY_WRITE },
+    { "delete", SIM_KEY_END },
 };
 
 int sim_key_event_kind(const char *detail)

@@ -22,6 +22,9 @@
  *   int          sim_history_add_link(sim_history *h, int client, int node,
  *                                     sim_event_type type, int64_t value,
  *                                     const char *detail);
+ *   int          sim_history_add_node_at(sim_history *h, int64_t t_ns, int node,
+ *                                        sim_event_type type, int64_t value,
+ *                                        const char *detail);
  *   int          sim_history_add_token(sim_history *h, int client,
  *                                      int thread, sim_event_type type,
  *                                      int64_t value, int64_t token,
@@ -111,7 +114,8 @@ typedef enum sim_event_type {
     SIM_EV_CLOCK_JUMP,        /* a node's wall clock jumped forward by value
                                * ms: its keys' TTLs ran that much shorter */
     /* The observer: a keyspace event on the lock key, stamped on arrival.
-     * detail: set, expire, del, expired, hset, hincrby, ... */
+     * detail: set, expire, del, expired, hset, hincrby, ...; of a
+     * ZooKeeper lock: create, first, delete, expired */
     SIM_EV_KEY,
     /* Bookkeeping by the simulator. value: the stock. */
     SIM_EV_STOCK_INITIAL,
@@ -190,6 +194,12 @@ int sim_history_add_node(sim_history *h, int node, sim_event_type type,
 int sim_history_add_link(sim_history *h, int client, int node,
                          sim_event_type type, int64_t value, const char *detail);
 
+/* The same, stamped t_ns (sim_now_ns's clock) rather than now: for what
+ * the observer saw at t_ns and could only name later (a snapshot sorts
+ * the events by time). */
+int sim_history_add_node_at(sim_history *h, int64_t t_ns, int node, sim_event_type type,
+                            int64_t value, const char *detail);
+
 /* The same for a step that carried a fencing token (0: none). */
 int sim_history_add_token(sim_history *h, int client, int thread,
                           sim_event_type type, int64_t value, int64_t token,
@@ -227,9 +237,9 @@ const char *sim_event_type_name(sim_event_type type);
 int sim_event_type_parse(const char *name); /* -1 when unknown */
 
 /* What a keyspace event (a key event's detail) does to the lock key. */
-#define SIM_KEY_WRITE 0    /* set, hset, hincrby...: creates or changes it */
+#define SIM_KEY_WRITE 0    /* set, hset, hincrby, create...: creates or changes it */
 #define SIM_KEY_TTL 1      /* expire, persist: sets or drops its TTL */
-#define SIM_KEY_END 2      /* del, expired, evicted: it is gone */
+#define SIM_KEY_END 2      /* del, delete, expired, evicted: it is gone */
 int sim_key_event_kind(const char *detail); /* -1: not a word we know */
 
 /* ---- the file (history_file.c) ------------------------------------------

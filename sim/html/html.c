@@ -221,7 +221,8 @@ int sim_html_site(const char *dir, const char *src,
     if (sim_html_mkdir(sub, errstr, len) != 0)
         return -1;
     for (int s = 1; s <= SIM_STAGES; s++)
-        if (sim_html_stage_page(sub, src, s, runs, n, errstr, len) != 0)
+        if (sim_stage_get(s) != NULL &&
+            sim_html_stage_page(sub, src, s, runs, n, errstr, len) != 0)
             return -1;
     if (sim_html_matrix_page(dir, src, about, runs, n, errstr, len) != 0)
         return -1;

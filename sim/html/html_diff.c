@@ -22,12 +22,15 @@
 
 /* ---- running make diff ------------------------------------------------------------ */
 
-/* The stage list as make passes it: "N:FOLDER:BASE" each. */
+/* The stage list as make passes it: "N:FOLDER:BASE" each, for every
+ * number the list has (one it skips has no line). */
 static void stage_args(char (*args)[ARG], const char **argv, size_t *n)
 {
     for (int s = 1; s <= SIM_STAGES; s++) {
         const sim_stage *st = sim_stage_get(s);
 
+        if (st == NULL)
+            continue;
         snprintf(args[s - 1], ARG, "%d:%s:%d", st->n, st->dir, st->base);
         argv[(*n)++] = args[s - 1];
     }

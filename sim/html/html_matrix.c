@@ -179,6 +179,8 @@ static void grid_head(FILE *f)
     for (int s = 1; s <= SIM_STAGES; s++) {
         const char *dir = sim_stage_name(s), *idea = strchr(dir, '-');
 
+        if (sim_stage_get(s) == NULL)
+            continue; /* a number the stage list skips */
         fputs("<th class=\"stage\"><a href=\"stages/", f);
         sim_html_esc(f, dir);
         fprintf(f, ".html\">v%d<small>", s);
@@ -206,6 +208,8 @@ static void grid(FILE *f, const sim_html_run *runs, size_t n)
         for (int s = 1; s <= SIM_STAGES; s++) {
             const sim_html_run *r = find(runs, n, sc, s);
 
+            if (sim_stage_get(s) == NULL)
+                continue;
             if (r != NULL)
                 cell(f, r);
             else

@@ -21,7 +21,7 @@ static const char *stage_link(const char *url, char *buf, size_t len, void *arg)
         const char *dir = sim_stage_name(s), *at = strstr(url, dir);
         size_t n = strlen(dir);
 
-        if (at != NULL && (at == url || at[-1] == '/') &&
+        if (sim_stage_get(s) != NULL && at != NULL && (at == url || at[-1] == '/') &&
             (strcmp(at + n, "/README.md") == 0 || strcmp(at + n, "/") == 0 ||
              at[n] == '\0')) {
             snprintf(buf, len, "%s.html", dir);
@@ -72,23 +72,31 @@ static int changes(FILE *f, const char *src, const sim_stage *st,
     return sim_html_diff(f, src, st->n, errstr, len);
 }
 
+/* Links to the stages before and after it, as the list has them: a
+ * number the list skips is stepped over. */
 static void neighbours(FILE *f, int stage)
 {
+    int prev = stage, next = stage;
+
+    while (--prev >= 1 && sim_stage_get(prev) == NULL)
+        ;
     fputs("<p>", f);
-    if (stage > 1) {
+    if (prev >= 1) {
         fputs("<a href=\"", f);
-        sim_html_esc(f, sim_stage_name(stage - 1));
+        sim_html_esc(f, sim_stage_name(prev));
         fputs(".html\">\u2190 ", f);
-        sim_html_esc(f, sim_stage_name(stage - 1));
+        sim_html_esc(f, sim_stage_name(prev));
         fputs("</a> &middot; ", f);
     }
     fputs("<a href=\"#in-the-matrix\">its column of the matrix</a> &middot; "
           "<a href=\"#what-changed-in-the-code\">its diff</a>", f);
-    if (stage < SIM_STAGES) {
+    while (++next <= SIM_STAGES && sim_stage_get(next) == NULL)
+        ;
+    if (next <= SIM_STAGES) {
         fputs(" &middot; <a href=\"", f);
-        sim_html_esc(f, sim_stage_name(stage + 1));
+        sim_html_esc(f, sim_stage_name(next));
         fputs(".html\">", f);
-        sim_html_esc(f, sim_stage_name(stage + 1));
+        sim_html_esc(f, sim_stage_name(next));
         fputs(" \u2192</a>", f);
     }
     fputs("</p>\n", f);

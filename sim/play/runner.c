@@ -215,6 +215,13 @@ static int find_shim(runner *r, char *errstr, size_t len)
     return 0;
 }
 
+/* A run whose fault touches no server may share them with other runs. */
+static int faults_servers(const sim_scenario *s)
+{
+    return s->fault.kind == SIM_FAULT_FAILOVER || s->fault.kind == SIM_FAULT_RESTART ||
+           s->fault.kind == SIM_FAULT_CLOCK_JUMP;
+}
+
 static int start_servers(runner *r, char *errstr, size_t len)
 {
     int failover = r->s->fault.kind == SIM_FAULT_FAILOVER;
@@ -222,6 +229,8 @@ static int start_servers(runner *r, char *errstr, size_t len)
 
     if (r->cfg->sentinel)
         flags |= SIM_SERVERS_SENTINEL;
+    if (!faults_servers(r->s))
+        flags |= SIM_SERVERS_SHARED;
     if (r->s->fault.kind != SIM_FAULT_CLOCK_JUMP)
         return sim_servers_start(&r->srv, sim_stage_get(r->cfg->stage), flags, errstr, len);
     if (find_shim(r, errstr, len) != 0)
@@ -407,7 +416,7 @@ static void describe(const runner *r, sim_run *run)
     run->info.lease_ms = r->cfg->lease_ms;
     run->info.seed = r->cfg->seed;
     run->info.clients = r->n;
-    run->info.nodes = r->srv.nodes;
+    run->info.nodes = r->srv.lanes;
 }
 
 static int finish(runner *r, sim_run *run, char *errstr, size_t len)
@@ -547,6 +556,20 @@ static void forward_progress(size_t done, size_t total, void *arg)
         b->progress(done, total, b->progress_arg);
 }
 
+/* The servers the cells of a kind may share (servers.h), started before
+ * the pool forks the cells, so that every cell finds them. */
+static int share_servers(const sim_cell *cells, size_t n, char *errstr, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (!faults_servers(cells[i].s) &&
+            sim_servers_share(sim_stage_get(cells[i].stage), errstr, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The pool, with every child's temp dirs inside ours: removing ours, at
  * the end or on Ctrl-C, removes theirs, even a killed child's. */
 static int play_in_pool(batch *b, size_t n, int jobs, sim_run *runs,
@@ -584,7 +607,10 @@ int sim_runner_play_cells(const sim_cell *cells, size_t n,
     memset(runs, 0, n * sizeof(runs[0]));
     if (sim_tempdir_create(dir, sizeof(dir), errstr, len) != 0)
         return -1;
-    rc = play_in_pool(&b, n, jobs, runs, errstr, len);
+    rc = share_servers(cells, n, errstr, len);
+    if (rc == 0)
+        rc = play_in_pool(&b, n, jobs, runs, errstr, len);
+    sim_servers_unshare();
     for (i = 0; rc == 0 && i < n; i++)
         rc = read_events(&b, i, &runs[i], errstr, len);
     for (i = 0; rc != 0 && i < n; i++)

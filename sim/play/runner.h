@@ -65,7 +65,9 @@ typedef struct sim_cell {
  * each in a process of its own, `jobs` at a time (pool.h): runs[i] is
  * what sim_runner_play returns for cells[i], in the order of cells. Each
  * cell starts its own servers on its own ports in its own temp dir, so
- * the cells cannot meet. progress (may be NULL) is told of each cell
+ * the cells cannot meet; but where a kind shares servers (a ZooKeeper
+ * ensemble, servers.h), the cells whose fault kills no server use one
+ * started here, each under a lock name of its own. progress (may be NULL) is told of each cell
  * played. 0, or -1 with errstr naming the cell that broke; runs hold
  * nothing then. */
 int sim_runner_play_cells(const sim_cell *cells, size_t n,

@@ -9,7 +9,7 @@
  * Times are in leases L. Each margin that decides a cell is at least about
  * 0.4 L; the comment above each scenario gives its timeline. The expect
  * line has a cell per stage number, NULL for a number that sim/stages.def
- * skips. */
+ * skips. For the ZooKeeper stages the lease is the session's timeout. */
 
 #define AT_START { SIM_AFTER_START, SIM_PHASE_READY, 0 }
 #define AFTER(who, phase, delay) { who, SIM_PHASE_##phase, delay }
@@ -21,7 +21,7 @@ static const sim_scenario table[] = {
     { "baseline", "no faults: every stage keeps the lock and sells exactly the stock", 100,
       { { 'A', SIM_PLAN_LOOP, .hold = 0.01, .wait = 100, .start = AT_START, .copies = 8 } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "-", "-", "-", "-", "-", "-" } },
+      { "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A is killed 0.3 L into its section; B waits 4 L. A key with a
      * lease frees itself after 1 L; v1's never does. */
@@ -29,7 +29,7 @@ static const sim_scenario table[] = {
       { { 'A', SIM_PLAN_ONCE, .hold = 2, .wait = 1, .start = AT_START },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', IN_CS, 0.1) } },
       { .kind = SIM_FAULT_CRASH, .target = 'A', .when = AFTER('A', IN_CS, 0.3) },
-      { "DL", "-", "-", "-", "-", "-", "-", "-", "-" } },
+      { "DL", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A dies right after SETNX, before any lease is set (v1, v2). B
      * starts when A is gone and waits 4 L. */
@@ -38,7 +38,7 @@ static const sim_scenario table[] = {
           .failpoint = "acquire.after_setnx=crash" },
         { 'B', SIM_PLAN_ONCE, .hold = 0.2, .wait = 4, .start = AFTER('A', DONE, 0.1) } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "-", "-", "-", "-", "-", "-", "-" } },
+      { "DL", "DL", "-", "-", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A works 3 L under a 1 L lease. B arrives at 2.5 L and finds the
      * lock free (A's lease ran out); C waits behind B. At 3 L A releases:
@@ -49,20 +49,23 @@ static const sim_scenario table[] = {
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.5) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU", "-" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU", "-", "-", "-" } },
 
     /* A is stopped 0.1 L into its section, for 3 L: its lease runs out,
      * v6's watchdog is frozen with it. Its section lasts 0.5 L, so a
      * nemesis that a loaded machine delays by up to 0.4 L still stops it
      * inside; the section's end has passed when it wakes. B arrives at
      * 2.6 L and reads the stock; A wakes at 3.1 L, writes and releases
-     * while B's key (2.6..3.6 L) is alive. */
+     * while B's key (2.6..3.6 L) is alive. v10's A lost its session at
+     * about 1 L; its release opens a new one and deletes B's node by
+     * path, as v2's DEL deletes B's key, and C gets in. */
     { "gc-pause", "the holder's whole process stops (GC, SIGSTOP) for longer than its lease", 10,
       { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START },
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
-      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU" } },
+      { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU",
+        "ME MD LU", "ME" } },
 
     /* A stops for 3 L between its GET and its DEL (v4 only has that
      * step). B arrives 2.5 L after A's release began and takes the
@@ -77,7 +80,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .lease = 4,
           .start = AFTER('B', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "-", "-", "-", "ME MD LU", "-", "-", "-", "-", "-" } },
+      { "-", "-", "-", "ME MD LU", "-", "-", "-", "-", "-", "-", "-" } },
 
     /* A holds 1 L under a 2 L lease. B never took the lock and releases it
      * 0.1 L after A got in, 0.9 L before A's own release; C is already
@@ -90,7 +93,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 1.5, .wait = LONG_WAIT, .lease = 2,
           .start = AFTER('A', IN_CS, 0) } },
       { .kind = SIM_FAULT_NONE },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-", "-", "-" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "-", "-", "-", "-", "-", "-", "ME MD LU", "-" } },
 
     /* The replica holds back its stream; A takes the lock on the primary
      * (node 0); at 0.1 L the primary dies and the replica is promoted
@@ -108,7 +111,8 @@ static const sim_scenario table[] = {
           .until = AFTER('B', IN_CS, 0.5) },
         { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
-      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-", "ME LU" } },
+      { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-", "ME LU",
+        "-", "-" } },
 
     /* A's thread asks again for the lock it holds, with a 0.5 L budget
      * under a 4 L lease: its own key must outlive the budget by far, or a
@@ -116,7 +120,7 @@ static const sim_scenario table[] = {
     { "reentrant", "the holder's own thread acquires the lock again", 10,
       { { 'A', SIM_PLAN_REENTRANT, .hold = 0.2, .wait = 0.5, .lease = 4, .start = AT_START } },
       { .kind = SIM_FAULT_NONE },
-      { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL", "-" } },
+      { "DL", "DL", "DL", "DL", "DL", "-", "-", "DL", "-", "DL", "-" } },
 
     /* Of several nodes, the last two are down while A takes the lock: A
      * holds a bare majority (nodes 0, 1, 2). At 0.1 L node 0 restarts
@@ -132,7 +136,7 @@ static const sim_scenario table[] = {
       { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
         .down = 2 },
       { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU",
-        "ME LU" } },
+        "ME LU", "-", "-" } },
     /* A holds 1 L (lease 2 L). B asks at 0.1 L and queues; C asks at
      * 0.3 L and queues behind it; B is killed at 0.4 L, still waiting.
      * A releases at 1 L. A stage that wakes every waiter, or whose
@@ -147,7 +151,7 @@ static const sim_scenario table[] = {
         { 'C', SIM_PLAN_ONCE, .hold = 0.2, .wait = LONG_WAIT,
           .start = AFTER('B', WAITING, 0.2) } },
       { .kind = SIM_FAULT_CRASH, .target = 'B', .when = AFTER('B', WAITING, 0.3) },
-      { "-", "-", "-", "-", "-", "-", "-", "-", "ST" } },
+      { "-", "-", "-", "-", "-", "-", "-", "-", "ST", "-", "-" } },
 
     /* 0.1 L into its section A is cut off from every node for 3 L: what
      * it sends them is dropped, its calls time out after 1 L; its process
@@ -164,7 +168,7 @@ static const sim_scenario table[] = {
           .start = AFTER('A', IN_CS, 0.2) } },
       { .kind = SIM_FAULT_PARTITION, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3,
         .timeout = 1 },
-      { "-", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU" } },
+      { "-", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU", "ME LU", "ME" } },
 
     /* A's own lease (1.9 L, just under the jump) covers its work (1.2 L).
      * 0.1 L into it, the wall clock of a node with A's key jumps 2 L
@@ -182,7 +186,7 @@ static const sim_scenario table[] = {
           .start = AFTER_FAULT(0.1) } },
       { .kind = SIM_FAULT_CLOCK_JUMP, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 2,
         .down = 2 },
-      { "-", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU" } },
+      { "-", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU", "-", "-" } },
 };
 
 #define SCENARIOS (sizeof(table) / sizeof(table[0]))

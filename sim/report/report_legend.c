@@ -91,7 +91,8 @@ static void legend_key(FILE *out, const char **left, const timeline *tl)
     if (upper)
         letters[n++] = "A-Z that client's key, with a TTL";
     if (lower)
-        letters[n++] = "a-z that client's key, no TTL: it never expires";
+        letters[n++] = tl->sessions ? "a-z that client's node: it goes with its session"
+                                    : "a-z that client's key, no TTL: it never expires";
     letters[n] = "";
     if (n > 0)
         put_items(out, left, label, letters);

@@ -92,19 +92,21 @@ static void measure(layout *lay, const sim_matrix_cell *cells, size_t n)
     int total;
 
     lay->label = (int)strlen("scenario");
+    /* A column per stage of the list: a number it skips has none. */
     for (int s = 1; s <= SIM_REPORT_STAGES; s++)
-        lay->col[s] = snprintf(text, sizeof(text), "v%d", s);
+        lay->col[s] = sim_stage_get(s) == NULL ? -1 : snprintf(text, sizeof(text), "v%d", s);
     for (size_t i = 0; i < n; i++) {
+        int s = cells[i].stage;
+
         cell_text(text, sizeof(text), &cells[i]);
         lay->label = max_int(lay->label, (int)strlen(cells[i].scenario));
-        if (cells[i].stage >= 1 && cells[i].stage <= SIM_REPORT_STAGES)
-            lay->col[cells[i].stage] = max_int(lay->col[cells[i].stage],
-                                               (int)strlen(text));
+        if (s >= 1 && s <= SIM_REPORT_STAGES && lay->col[s] >= 0)
+            lay->col[s] = max_int(lay->col[s], (int)strlen(text));
     }
     lay->gap = MATRIX_GAP;
     total = lay->label;
     for (int s = 1; s <= SIM_REPORT_STAGES; s++)
-        total += MATRIX_GAP + lay->col[s];
+        total += lay->col[s] < 0 ? 0 : MATRIX_GAP + lay->col[s];
     if (total > MATRIX_WIDTH)
         lay->gap = 1;
 }
@@ -116,9 +118,11 @@ static void table_line(FILE *out, const layout *lay, const char *label,
     char row[1024];
     int at = snprintf(row, sizeof(row), "%-*s", lay->label, label);
 
-    for (int s = 1; s <= SIM_REPORT_STAGES && at < (int)sizeof(row); s++)
-        at += snprintf(row + at, sizeof(row) - (size_t)at, "%*s%-*s", lay->gap,
-                       "", lay->col[s], text[s]);
+    for (int s = 1; s <= SIM_REPORT_STAGES && at < (int)sizeof(row); s++) {
+        if (lay->col[s] >= 0)
+            at += snprintf(row + at, sizeof(row) - (size_t)at, "%*s%-*s", lay->gap,
+                           "", lay->col[s], text[s]);
+    }
     sim_report_trimmed(out, row);
 }
 

@@ -101,7 +101,8 @@ static const char *ended(const sim_event *ev, size_t n, int64_t at)
             return "was lost in the failover";
         if (ev[lo].type == SIM_EV_KEY && strcmp(ev[lo].detail, "expired") == 0)
             return "had expired";
-        if (ev[lo].type == SIM_EV_KEY && strcmp(ev[lo].detail, "del") == 0)
+        if (ev[lo].type == SIM_EV_KEY && (strcmp(ev[lo].detail, "del") == 0 ||
+                                          strcmp(ev[lo].detail, "delete") == 0))
             return "had been deleted";
     }
     return "had ended";

@@ -30,6 +30,7 @@ typedef struct timeline {
     int lanes;        /* client lanes drawn */
     int clients;      /* clients in the run: lanes past MAX_LANES are not */
     int nodes;        /* key lanes: one per node of the lock */
+    int sessions;     /* the keys are ZooKeeper nodes, bound to sessions */
     char *cells;      /* rows of width + 1: the lanes, the keys, the marks,
                        * then each lane's marks of one moment */
     int *next_mark;   /* per lane: the first column a mark of it may take */

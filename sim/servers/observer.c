@@ -17,6 +17,7 @@
 #define CHANNEL_LEN (SIM_LOCK_NAME_LEN + 32)
 #define POLL_MS 5        /* how often it looks for a node that moved */
 #define SUBSCRIBE_MS 1000 /* to connect and confirm a subscription */
+#define ASK_POLL_US 1000  /* how often an asking client looks for the answer */
 
 static int64_t ms_since(int64_t start_ns)
 {
@@ -240,6 +241,21 @@ int sim_observer_sync(redisContext *c, sim_control *ctl, int slot, int node,
         if (ms_since(start) > timeout_ms)
             return 1;
         sim_sleep_us(100);
+    }
+    return 0;
+}
+
+int sim_observer_ask(sim_control *ctl, int slot, long long seq, long timeout_ms)
+{
+    int64_t start = sim_now_ns();
+
+    atomic_store(&ctl->client[slot].asked, seq);
+    /* The answer takes a sync and a read of the ensemble, milliseconds:
+     * a finer poll only burns the CPU the servers need. */
+    while (atomic_load(&ctl->client[slot].synced[0]) < seq) {
+        if (ms_since(start) > timeout_ms)
+            return 1;
+        sim_sleep_us(ASK_POLL_US);
     }
     return 0;
 }

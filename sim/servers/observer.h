@@ -50,4 +50,11 @@ int sim_observer_sync(redisContext *c, sim_control *ctl, int slot, int node,
 /* Kills and reaps the observer. */
 void sim_observer_stop(pid_t pid);
 
+/* The sync of an observer that reads the servers itself (a ZooKeeper
+ * ensemble's, zk_observer.h), for any process: asks it through the
+ * control block to record every change made before now, and waits until
+ * it has (synced[0] reaches seq). 0 when synced; 1 when it did not answer
+ * in timeout_ms. */
+int sim_observer_ask(sim_control *ctl, int slot, long long seq, long timeout_ms);
+
 #endif

@@ -109,7 +109,7 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     redis_kind *r = self(s);
     pid_t pid;
 
-    s->ctl->observed = 1;
+    s->ctl->observed = SIM_OBSERVED_MARKERS;
     if ((pid = sim_observer_start(s->h, s->ctl, OBSERVER_TIMEOUT_MS, errstr, len)) < 0)
         return -1;
     r->observer = pid;
@@ -276,5 +276,5 @@ static void stop(sim_servers *s)
 }
 
 const sim_servers_kind sim_servers_redis = {
-    "redis", start, attach, prepare, failover, down, restart, drain, stop, clock_jump,
+    "redis", start, attach, prepare, failover, down, restart, drain, stop, clock_jump, NULL, NULL,
 };

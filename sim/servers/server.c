@@ -26,6 +26,7 @@
 #define PING_TIMEOUT_MS 200  /* per connection attempt while waiting for PING */
 #define POLL_MS 10           /* between readiness polls */
 #define LOG_NAME "redis.log"
+#define PORT_RUN_ATTEMPTS 20 /* tries to find free ports side by side */
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -61,9 +62,43 @@ static int free_port(char *errstr, size_t len)
     return port;
 }
 
-/* Finds redis-server in $PATH before forking: the child may only make
+/* Whether port is free on loopback now: a socket can bind it. */
+static int port_free(int port)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+
+    if (fd < 0)
+        return 0;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+int sim_server_free_ports(int n, char *errstr, size_t len)
+{
+    int attempt, port, i;
+
+    for (attempt = 0; attempt < PORT_RUN_ATTEMPTS; attempt++) {
+        if ((port = free_port(errstr, len)) < 0)
+            return -1;
+        for (i = 1; i < n && port + i <= 65535 && port_free(port + i); i++)
+            ;
+        if (i == n)
+            return port;
+    }
+    return sim_error(errstr, len, "no %d consecutive free ports found in %d tries",
+                     n, PORT_RUN_ATTEMPTS);
+}
+
+/* Finds program in $PATH before forking: the child may only make
  * async-signal-safe calls, and execvp's search is not one of them. */
-static int find_redis_server(char *out, size_t outlen, char *errstr, size_t len)
+static int find_program(const char *program, char *out, size_t outlen,
+                        char *errstr, size_t len)
 {
     const char *path = getenv("PATH");
     const char *p, *end;
@@ -74,16 +109,22 @@ static int find_redis_server(char *out, size_t outlen, char *errstr, size_t len)
         end = strchr(p, ':');
         if (end == NULL)
             end = p + strlen(p);
-        snprintf(out, outlen, "%.*s/redis-server", (int)(end - p), p);
+        snprintf(out, outlen, "%.*s/%s", (int)(end - p), p, program);
         if (end > p && access(out, X_OK) == 0)
             return 0;
     }
-    return sim_error(errstr, len, "redis-server not found: run `make deps`");
+    return sim_error(errstr, len, "%s not found: run `make deps`", program);
 }
 
 /* The last lines of a server's log, joined with " | " and without Redis's
  * "pid:role date time level" prefix, for error messages. "" if none. */
 static void log_tail(const sim_server *s, char *out, size_t outlen)
+{
+    sim_server_log_tail(s, LOG_NAME, out, outlen);
+}
+
+void sim_server_log_tail(const sim_server *s, const char *log_name, char *out,
+                         size_t outlen)
 {
     char path[SIM_PATH_LEN + 16], buf[512], *line, *save = NULL;
     const char *lines[3] = { NULL, NULL, NULL };
@@ -91,7 +132,7 @@ static void log_tail(const sim_server *s, char *out, size_t outlen)
     int fd, i, skip;
 
     out[0] = '\0';
-    snprintf(path, sizeof(path), "%s/%s", s->dir, LOG_NAME);
+    snprintf(path, sizeof(path), "%s/%s", s->dir, log_name);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
@@ -242,7 +283,8 @@ static int spawn(sim_server *s, spawn_plan *p, char *errstr, size_t len)
     }
     sim_server_kill(s);
     if (f.step == 3 && f.err == ENOENT)
-        return sim_error(errstr, len, "redis-server not found: run `make deps`");
+        return sim_error(errstr, len, "%s not found: run `make deps`",
+                         strrchr(p->exe, '/') != NULL ? strrchr(p->exe, '/') + 1 : p->exe);
     return sim_error(errstr, len, "starting %s: %s: %s", p->exe,
                  step_names[f.step], strerror(f.err));
 }
@@ -334,7 +376,7 @@ static enum ready start_once(sim_server *s, const char *what, const char *const 
     if ((s->port = free_port(errstr, len)) < 0)
         return DIED;
     memset(&plan, 0, sizeof(plan));
-    rc = find_redis_server(plan.exe, sizeof(plan.exe), errstr, len) != 0 ||
+    rc = find_program("redis-server", plan.exe, sizeof(plan.exe), errstr, len) != 0 ||
          plan_argv(&plan, s, args, errstr, len) != 0 ||
          plan_env(&plan, env, errstr, len) != 0 ||
          spawn(s, &plan, errstr, len) != 0;
@@ -367,6 +409,27 @@ int sim_server_make_dir(sim_server *s, const char *parent_dir, const char *name,
     if (mkdir(s->dir, 0700) != 0)
         return sim_error(errstr, len, "mkdir %s: %s", s->dir, strerror(errno));
     return 0;
+}
+
+int sim_server_exec(sim_server *s, const char *program, const char *const *args,
+                    const char *log_name, char *errstr, size_t len)
+{
+    spawn_plan plan;
+    size_t n = 0, i;
+
+    memset(&plan, 0, sizeof(plan));
+    if (find_program(program, plan.exe, sizeof(plan.exe), errstr, len) != 0)
+        return -1;
+    plan.argv[n++] = plan.exe;
+    for (i = 0; args != NULL && args[i] != NULL; i++) {
+        if (i == MAX_ARGS)
+            return sim_error(errstr, len, "more than %d arguments for %s", MAX_ARGS, program);
+        plan.argv[n++] = args[i];
+    }
+    plan.argv[n] = NULL;
+    plan.dir = s->dir;
+    snprintf(plan.log, sizeof(plan.log), "%s/%s", s->dir, log_name);
+    return spawn(s, &plan, errstr, len);
 }
 
 static int launch(sim_server *s, const char *what, const char *const *args,

@@ -1,6 +1,7 @@
 /* server: one redis-server (or redis-sentinel) process, its whole life.
  *
- * The only place in the repository that starts Redis. Every server is a
+ * The only place in the repository that starts a server process (Redis
+ * here; a ZooKeeper node through sim_server_exec). Every server is a
  * direct child (fork + exec, never daemonized) bound to 127.0.0.1 on a free
  * port, in its own directory (its log is redis.log there), with no
  * persistence and keyspace events on:
@@ -63,6 +64,25 @@ int sim_server_make_dir(sim_server *s, const char *parent_dir, const char *name,
                         char *errstr, size_t len);
 int sim_server_launch(sim_server *s, const char *what, const char *const *args,
                       char *errstr, size_t len);
+
+/* For a server that is no redis-server (a ZooKeeper node): starts program,
+ * found in $PATH, with args (NULL-terminated) in s's dir (made by
+ * sim_server_make_dir), its stdout and stderr into log_name there, as a
+ * child that dies with us and joins the registry, like every server.
+ * It does not wait: whether the program serves is the caller's to ask.
+ * s->port stays as the caller set it. */
+int sim_server_exec(sim_server *s, const char *program, const char *const *args,
+                    const char *log_name, char *errstr, size_t len);
+
+/* The last lines of log_name in s's dir, joined with " | ", for an error
+ * message; "" when there is none. */
+void sim_server_log_tail(const sim_server *s, const char *log_name, char *out,
+                         size_t outlen);
+
+/* The first of n consecutive ports that are free on 127.0.0.1 now (a
+ * server that wants node i at port + i), or -1 with errstr. Someone may
+ * take one before the server binds it: the caller retries then. */
+int sim_server_free_ports(int n, char *errstr, size_t len);
 
 /* SIGKILL and reap: the crash of a failover. Keeps port and dir, so the
  * log can still be read. Idempotent. */

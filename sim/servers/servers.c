@@ -6,10 +6,12 @@
 #include "util.h"
 
 extern const sim_servers_kind sim_servers_redis;
+extern const sim_servers_kind sim_servers_zookeeper;
 
 /* Every kind a stage may name, by its name in sim/stages.def. */
 static const sim_servers_kind *const kinds[] = {
     &sim_servers_redis,
+    &sim_servers_zookeeper,
 };
 
 const sim_servers_kind *sim_servers_kind_get(const char *name)
@@ -48,8 +50,11 @@ int sim_servers_start_clock(sim_servers *s, const sim_stage *stage, unsigned fla
     if ((flags & SIM_SERVERS_CLOCK) && clock_shim == NULL)
         return sim_error(errstr, len, "a clock that can jump needs the clock library: "
                          "build it with make");
-    if (s->kind->start(s, flags, errstr, len) == 0)
+    if (s->kind->start(s, flags, errstr, len) == 0) {
+        if (s->lanes == 0)
+            s->lanes = s->nodes;
         return 0;
+    }
     sim_servers_stop(s);
     return -1;
 }
@@ -99,6 +104,24 @@ int sim_servers_clock_jump(sim_servers *s, int node, long ms, char *errstr, size
         return sim_error(errstr, len, "servers of kind \"%s\" cannot move a node's clock",
                          s->kind->name);
     return s->kind->clock_jump(s, node, ms, errstr, len);
+}
+
+int sim_servers_share(const sim_stage *stage, char *errstr, size_t len)
+{
+    const sim_servers_kind *kind = sim_servers_kind_get(stage->server);
+
+    if (kind == NULL || kind->share == NULL)
+        return 0;
+    return kind->share(errstr, len);
+}
+
+void sim_servers_unshare(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (kinds[i]->unshare != NULL)
+            kinds[i]->unshare();
 }
 
 void sim_servers_stop(sim_servers *s)

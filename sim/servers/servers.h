@@ -2,7 +2,7 @@
  * interface (Jepsen's db protocol).
  *
  * A stage's line in sim/stages.def names the kind of server its lock
- * talks to ("redis"); the runner looks the kind up once per run and then
+ * talks to ("redis", "zookeeper"); the runner looks the kind up once per run and then
  * only calls the functions below, so neither the runner nor the nemesis
  * asks which server it talks to. A kind implements, once:
  *
@@ -45,6 +45,9 @@
 #define SIM_SERVERS_SENTINEL 0x2 /* Redis: a real redis-sentinel promotes it */
 #define SIM_SERVERS_CLOCK 0x4    /* each node's wall clock can jump (clock_jump):
                                   * Redis runs it under a preload library */
+#define SIM_SERVERS_SHARED 0x8   /* the run faults no server: it may use the
+                                  * servers sim_servers_share started, with a
+                                  * lock name of its own */
 
 typedef struct sim_servers sim_servers;
 
@@ -59,12 +62,21 @@ typedef struct sim_servers_kind {
     void (*drain)(sim_servers *s);
     void (*stop)(sim_servers *s);
     int (*clock_jump)(sim_servers *s, int node, long ms, char *errstr, size_t len);
+    /* Optional (NULL: each run starts its own): servers that the runs of
+     * one matrix share when no fault touches them; started in the
+     * process that forks the runs, before it does. */
+    int (*share)(char *errstr, size_t len);
+    void (*unshare)(void);
 } sim_servers_kind;
 
 struct sim_servers {
     const sim_servers_kind *kind;
     char dir[SIM_PATH_LEN];      /* the run's temp dir; "" when stopped */
     int nodes;                   /* node 0 .. nodes - 1 hold the lock */
+    int lanes;                   /* the lock's lanes in the history: a lane
+                                  * per node that keeps a lock of its own
+                                  * (Redis), or 1 for nodes that keep one
+                                  * together (a ZooKeeper ensemble) */
     int port[SIM_NODES_MAX];     /* where node i listens now */
     int resource_port;           /* the stock's server, which faults never touch */
     sim_history *h;              /* where server faults and lock events go */
@@ -107,5 +119,15 @@ int sim_servers_clock_jump(sim_servers *s, int node, long ms, char *errstr, size
 
 /* Idempotent; safe after a failed start. */
 void sim_servers_stop(sim_servers *s);
+
+/* Before a matrix forks its runs: the servers that the runs of stage's
+ * kind started with SIM_SERVERS_SHARED use (a ZooKeeper ensemble takes
+ * seconds of CPU to start; a run that kills no server need not start its
+ * own). Once per kind; nothing for a kind that shares none. 0, or -1 with
+ * errstr. */
+int sim_servers_share(const sim_stage *stage, char *errstr, size_t len);
+
+/* Stops every kind's shared servers. Idempotent. */
+void sim_servers_unshare(void);
 
 #endif

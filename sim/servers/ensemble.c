@@ -1,0 +1,383 @@
+/* ensemble: ZooKeeper servers as java children, their config, and their
+ * roles asked with srvr. See ensemble.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "ensemble.h"
+#include "history.h"
+#include "proc.h"
+#include "util.h"
+
+#define ZK_JAR "/usr/share/java/zookeeper.jar" /* Debian's libzookeeper-java */
+/* A logger for the server's warnings and errors (a BindException says why
+ * a node died); without one on the class path it says nothing. */
+#define LOGGER_JAR "/usr/share/java/slf4j-simple.jar"
+#define LOG_NAME "zookeeper.log"
+#define SRVR_TIMEOUT_MS 300   /* one srvr: connect, ask, read */
+#define POLL_MS 20            /* between looks at the nodes' roles */
+#define START_ATTEMPTS 3      /* ports tried when another process took one */
+#define INIT_TICKS 200        /* initLimit: 10 s for a follower's first sync */
+#define SYNC_TICKS 40         /* syncLimit: 2 s a follower may lag on a busy machine */
+#define MAX_SESSION_MS 2147483647L /* any lease lock.h allows */
+
+/* ---- srvr ---------------------------------------------------------------- */
+
+/* Connects to 127.0.0.1:port within ms; the socket, or -1. */
+static int connect_within(int port, int ms)
+{
+    struct sockaddr_in a;
+    struct pollfd p;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), err = 0;
+    socklen_t elen = sizeof(err);
+
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+        return fd;
+    p = (struct pollfd){ fd, POLLOUT, 0 };
+    if (errno == EINPROGRESS && poll(&p, 1, ms) == 1 &&
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) == 0 && err == 0)
+        return fd;
+    close(fd);
+    return -1;
+}
+
+int sim_ensemble_ask(int port, const char *word, char *out, size_t outlen)
+{
+    int64_t deadline = sim_now_ns() + (int64_t)SRVR_TIMEOUT_MS * 1000000;
+    size_t used = 0;
+    ssize_t n = 1;
+    int fd = connect_within(port, SRVR_TIMEOUT_MS);
+
+    if (fd < 0)
+        return -1;
+    if (write(fd, word, strlen(word)) != (ssize_t)strlen(word)) {
+        close(fd);
+        return -1;
+    }
+    while (n > 0 && used + 1 < outlen) {
+        struct pollfd p = { fd, POLLIN, 0 };
+        int left = (int)((deadline - sim_now_ns()) / 1000000);
+
+        if (left <= 0 || poll(&p, 1, left) != 1)
+            break;
+        n = read(fd, out + used, outlen - used - 1);
+        if (n > 0)
+            used += (size_t)n;
+    }
+    close(fd);
+    out[used] = '\0';
+    return n == 0 || used + 1 == outlen ? 0 : -1;
+}
+
+sim_zk_mode sim_ensemble_mode(const sim_ensemble *e, int i)
+{
+    char answer[1024];
+    const char *mode;
+
+    if (i < 0 || i >= e->nodes || e->node[i].pid <= 0 ||
+        sim_ensemble_ask(e->port + i, "srvr", answer, sizeof(answer)) != 0)
+        return SIM_ZK_DOWN;
+    if ((mode = strstr(answer, "Mode: ")) == NULL)
+        return SIM_ZK_LOOKING; /* "This ZooKeeper instance is not currently serving" */
+    mode += strlen("Mode: ");
+    if (strncmp(mode, "leader", 6) == 0)
+        return SIM_ZK_LEADER;
+    if (strncmp(mode, "follower", 8) == 0)
+        return SIM_ZK_FOLLOWER;
+    return SIM_ZK_LOOKING;
+}
+
+int sim_ensemble_leader(const sim_ensemble *e)
+{
+    int i;
+
+    for (i = 0; i < e->nodes; i++) {
+        if (sim_ensemble_mode(e, i) == SIM_ZK_LEADER)
+            return i;
+    }
+    return -1;
+}
+
+/* ---- one node ------------------------------------------------------------- */
+
+/* zoo.cfg and myid in node i's dir, which is its data dir too. */
+static int write_config(const sim_ensemble *e, int i, char *errstr, size_t len)
+{
+    char path[SIM_PATH_LEN + 16];
+    FILE *f;
+    int k, ok;
+
+    snprintf(path, sizeof(path), "%s/myid", e->node[i].dir);
+    if ((f = fopen(path, "w")) == NULL)
+        return sim_error(errstr, len, "writing %s: %s", path, strerror(errno));
+    ok = fprintf(f, "%d\n", i + 1) > 0;
+    ok = fclose(f) == 0 && ok;
+    snprintf(path, sizeof(path), "%s/zoo.cfg", e->node[i].dir);
+    if (!ok || (f = fopen(path, "w")) == NULL)
+        return sim_error(errstr, len, "writing %s: %s", path, strerror(errno));
+    fprintf(f, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", SIM_ENSEMBLE_TICK_MS,
+            INIT_TICKS, SYNC_TICKS);
+    fprintf(f, "minSessionTimeout=%d\nmaxSessionTimeout=%ld\n",
+            SIM_ENSEMBLE_MIN_SESSION_MS, MAX_SESSION_MS);
+    fprintf(f, "dataDir=%s\nclientPortAddress=127.0.0.1\nclientPort=%d\n",
+            e->node[i].dir, e->port + i);
+    /* No fsync per write; a log file grown 1 MB at a time, not 64 MB. */
+    fprintf(f, "forceSync=no\npreAllocSize=1024\n");
+    fprintf(f, "admin.enableServer=false\n4lw.commands.whitelist=srvr,ruok,mntr,dump\n");
+    for (k = 0; k < e->nodes; k++)
+        fprintf(f, "server.%d=127.0.0.1:%d:%d\n", k + 1, e->peer_port[k],
+                e->election_port[k]);
+    ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    return ok ? 0 : sim_error(errstr, len, "writing %s: %s", path, strerror(errno));
+}
+
+/* Node i in a new dir called name: its config, then java. */
+static int launch(sim_ensemble *e, int i, const char *name, char *errstr, size_t len)
+{
+    char cfg[SIM_PATH_LEN + 16], tmp[SIM_PATH_LEN + 32];
+    const char *args[] = {
+        "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        /* No /tmp/hsperfdata_<user>/<pid> file, which a SIGKILL would
+         * leave behind. */
+        "-XX:-UsePerfData", tmp,
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-cp", ZK_JAR ":" LOGGER_JAR,
+        "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg, NULL,
+    };
+    int port = e->port + i;
+
+    if (sim_server_make_dir(&e->node[i], e->parent, name, errstr, len) != 0)
+        return -1;
+    e->node[i].port = port;
+    snprintf(cfg, sizeof(cfg), "%s/zoo.cfg", e->node[i].dir);
+    snprintf(tmp, sizeof(tmp), "-Djava.io.tmpdir=%s", e->node[i].dir);
+    if (write_config(e, i, errstr, len) != 0)
+        return -1;
+    return sim_server_exec(&e->node[i], "java", args, LOG_NAME, errstr, len);
+}
+
+/* The first line of node i's log that names an exception, into buf
+ * ("" when none: a Java stack trace follows it, so the log's tail says
+ * little); 1 when a line of it says a port was taken. */
+static int read_log(const sim_ensemble *e, int i, char *buf, size_t len)
+{
+    char path[SIM_PATH_LEN + 16], line[512];
+    int taken = 0;
+    FILE *f;
+
+    buf[0] = '\0';
+    snprintf(path, sizeof(path), "%s/%s", e->node[i].dir, LOG_NAME);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (buf[0] == '\0' && strstr(line, "Exception") != NULL)
+            snprintf(buf, len, "%.*s", (int)(len - 1), line);
+        taken |= strstr(line, "BindException") != NULL || strstr(line, "already in use") != NULL;
+    }
+    fclose(f);
+    return taken;
+}
+
+/* A node that exited: why, from its log. 1 when another process had one
+ * of its ports (another port may do), else 0; errstr says it either way. */
+static int died(const sim_ensemble *e, int i, char *errstr, size_t len)
+{
+    char tail[384], cause[512];
+    int taken = read_log(e, i, cause, sizeof(cause));
+
+    sim_server_log_tail(&e->node[i], LOG_NAME, tail, sizeof(tail));
+    sim_error(errstr, len, "ZooKeeper node %d (port %d) exited; its log: %s", i,
+              e->port + i, cause[0] ? cause : tail[0] ? tail : "(empty)");
+    return taken;
+}
+
+/* A node whose process ended is reaped and marked down: -1 then. */
+static int reap_dead(sim_ensemble *e, int *dead)
+{
+    int status, i;
+
+    for (i = 0; i < e->nodes; i++) {
+        if (e->node[i].pid > 0 && sim_proc_poll(e->node[i].pid, &status) != SIM_PROC_RUNNING) {
+            e->node[i].pid = 0;
+            *dead = i;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the ensemble ------------------------------------------------------------ */
+
+/* Every running node leads or follows, and one leads. */
+static int settled(const sim_ensemble *e, int *leader)
+{
+    int i, leaders = 0;
+    sim_zk_mode m;
+
+    *leader = -1;
+    for (i = 0; i < e->nodes; i++) {
+        if (e->node[i].pid <= 0)
+            continue;
+        m = sim_ensemble_mode(e, i);
+        if (m == SIM_ZK_LEADER) {
+            leaders++;
+            *leader = i;
+        } else if (m != SIM_ZK_FOLLOWER) {
+            return 0;
+        }
+    }
+    return leaders == 1;
+}
+
+int sim_ensemble_wait(const sim_ensemble *e, long timeout_ms, char *errstr, size_t len)
+{
+    int64_t deadline = sim_now_ns() + (int64_t)timeout_ms * 1000000;
+    int leader;
+
+    while (!settled(e, &leader)) {
+        if (sim_now_ns() > deadline)
+            return sim_error(errstr, len, "the ZooKeeper ensemble on ports %d-%d elected "
+                             "no leader within %ld ms", e->port, e->port + e->nodes - 1,
+                             timeout_ms);
+        sim_sleep_ms(POLL_MS);
+    }
+    return leader;
+}
+
+/* Like sim_ensemble_wait, but a node that dies ends the wait: 1 when it
+ * died for a port another process took, -1 for another reason. */
+static int await_start(sim_ensemble *e, char *errstr, size_t len)
+{
+    int64_t deadline = sim_now_ns() + (int64_t)SIM_ENSEMBLE_START_MS * 1000000;
+    int leader, dead = -1;
+
+    while (!settled(e, &leader)) {
+        if (reap_dead(e, &dead) != 0)
+            return died(e, dead, errstr, len) ? 1 : -1;
+        if (sim_now_ns() > deadline)
+            return sim_error(errstr, len, "the ZooKeeper ensemble on ports %d-%d elected "
+                             "no leader within %d ms", e->port, e->port + e->nodes - 1,
+                             SIM_ENSEMBLE_START_MS);
+        sim_sleep_ms(POLL_MS);
+    }
+    return 0;
+}
+
+/* Ports for every node: client ports side by side, peer ports anywhere. */
+static int pick_ports(sim_ensemble *e, char *errstr, size_t len)
+{
+    int peers, i;
+
+    if ((e->port = sim_server_free_ports(e->nodes, errstr, len)) < 0 ||
+        (peers = sim_server_free_ports(2 * e->nodes, errstr, len)) < 0)
+        return -1;
+    for (i = 0; i < e->nodes; i++) {
+        e->peer_port[i] = peers + 2 * i;
+        e->election_port[i] = peers + 2 * i + 1;
+    }
+    return 0;
+}
+
+/* One try on one set of ports: 0 ready, 1 a port was taken, -1 failed. */
+static int start_once(sim_ensemble *e, char *errstr, size_t len)
+{
+    char name[32];
+    int i;
+
+    if (pick_ports(e, errstr, len) != 0)
+        return -1;
+    for (i = 0; i < e->nodes; i++) {
+        snprintf(name, sizeof(name), "zk%d", i);
+        if (launch(e, i, name, errstr, len) != 0)
+            return -1;
+    }
+    return await_start(e, errstr, len);
+}
+
+int sim_ensemble_start(sim_ensemble *e, const char *parent_dir, int nodes,
+                       char *errstr, size_t len)
+{
+    int attempt, rc = -1;
+
+    memset(e, 0, sizeof(*e));
+    if (nodes < 1 || nodes > SIM_NODES_MAX)
+        return sim_error(errstr, len, "an ensemble of %d nodes: give 1 to %d", nodes,
+                         SIM_NODES_MAX);
+    if (access(ZK_JAR, R_OK) != 0)
+        return sim_error(errstr, len, "ZooKeeper's jar %s is missing: run `make deps`", ZK_JAR);
+    e->nodes = nodes;
+    snprintf(e->parent, sizeof(e->parent), "%s", parent_dir);
+    for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+        if ((rc = start_once(e, errstr, len)) <= 0)
+            break;
+        sim_ensemble_stop(e);
+        e->nodes = nodes;
+    }
+    if (rc != 0)
+        sim_ensemble_stop(e);
+    return rc == 0 ? 0 : -1;
+}
+
+void sim_ensemble_down(sim_ensemble *e, int i)
+{
+    if (i >= 0 && i < e->nodes)
+        sim_server_kill(&e->node[i]);
+}
+
+/* Node i serves clients again. */
+static int serving(const sim_ensemble *e, int i)
+{
+    sim_zk_mode m = sim_ensemble_mode(e, i);
+
+    return m == SIM_ZK_LEADER || m == SIM_ZK_FOLLOWER;
+}
+
+int sim_ensemble_restart(sim_ensemble *e, int i, long timeout_ms, char *errstr,
+                         size_t len)
+{
+    int64_t deadline = sim_now_ns() + (int64_t)timeout_ms * 1000000;
+    char name[48];
+    int dead = -1;
+
+    if (i < 0 || i >= e->nodes)
+        return sim_error(errstr, len, "node %d: the ensemble has %d", i, e->nodes);
+    sim_server_kill(&e->node[i]);
+    snprintf(name, sizeof(name), "zk%d-restart%d", i, ++e->restarts);
+    if (launch(e, i, name, errstr, len) != 0)
+        return -1;
+    while (!serving(e, i)) {
+        if (reap_dead(e, &dead) != 0) {
+            died(e, dead, errstr, len);
+            return -1;
+        }
+        if (sim_now_ns() > deadline)
+            return sim_error(errstr, len, "ZooKeeper node %d (port %d) did not serve again "
+                             "within %ld ms of its restart", i, e->port + i, timeout_ms);
+        sim_sleep_ms(POLL_MS);
+    }
+    return 0;
+}
+
+void sim_ensemble_stop(sim_ensemble *e)
+{
+    int i;
+
+    for (i = 0; i < SIM_NODES_MAX; i++)
+        sim_server_stop(&e->node[i]);
+    e->nodes = 0;
+}

@@ -1,0 +1,468 @@
+/* zk_observer: a ZooKeeper session that writes who holds the lock into
+ * the history. See zk_observer.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zookeeper/zookeeper.h>
+
+#include "ensemble.h"
+#include "observer.h"
+#include "proc.h"
+#include "util.h"
+#include "zk_observer.h"
+
+#define SESSION_MS 10000  /* the observer's own session outlives any election */
+#define POLL_US 2000      /* how often it looks for a client's ask */
+#define SYNC_MS 2000      /* for its server to catch up with the leader */
+#define LOOK_TRIES 5      /* the lowest child went away while it looked */
+#define DUMP_LEN 65536    /* a server's dump: sessions, nodes, connections */
+#define PATH_LEN (SIM_LOCK_NAME_LEN + 64)
+#define HOSTS_LEN (SIM_NODES_MAX * 24)
+#define SEQ_MARK "lock-"  /* v11's children end in lock-<10 digits> */
+#define PENDING_MAX 64    /* holders' ends seen and not named yet */
+
+/* Who holds the lock, as the observer last read it. */
+typedef struct holder {
+    int64_t czxid;   /* its node's creation; 0: nobody holds */
+    int64_t owner;   /* its node's session */
+} holder;
+
+/* A holder's node seen gone, at t_ns: "delete" or "expired" is for its
+ * session to say, which costs a dump; the next holder's client must not
+ * wait for it. */
+typedef struct pending_end {
+    int64_t t_ns;
+    int64_t owner;
+} pending_end;
+
+typedef struct obs {
+    sim_history *h;
+    sim_control *ctl;
+    zhandle_t *zh;
+    char hosts[HOSTS_LEN];
+    char path[PATH_LEN];     /* the lock's node */
+    holder cur;
+    char **queue;            /* the children names of the last look */
+    int32_t queued;
+    pthread_t namer;         /* names the ends seen, off the asks' path: */
+    pending_end pending[PENDING_MAX]; /* a ring, guarded by mu */
+    int first, npending;
+    int naming;              /* the namer is naming one */
+    pthread_mutex_t mu;      /* guards what the library's thread touches: */
+    pthread_cond_t changed;
+    unsigned long events;    /* notifications so far */
+    int sync_done;           /* the last sync's answer came */
+} obs;
+
+/* ---- notifications ---------------------------------------------------------- */
+
+static void quiet(const char *message)
+{
+    (void)message;
+}
+
+static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    obs *o = ctx;
+
+    (void)zh;
+    (void)type;
+    (void)state;
+    (void)path;
+    pthread_mutex_lock(&o->mu);
+    o->events++;
+    pthread_cond_broadcast(&o->changed);
+    pthread_mutex_unlock(&o->mu);
+}
+
+static void synced(int rc, const char *value, const void *data)
+{
+    obs *o = (obs *)data;
+
+    (void)rc;
+    (void)value;
+    pthread_mutex_lock(&o->mu);
+    o->sync_done = 1;
+    pthread_cond_broadcast(&o->changed);
+    pthread_mutex_unlock(&o->mu);
+}
+
+static unsigned long events_now(obs *o)
+{
+    unsigned long n;
+
+    pthread_mutex_lock(&o->mu);
+    n = o->events;
+    pthread_mutex_unlock(&o->mu);
+    return n;
+}
+
+/* Until a notification after the seen-th, or us microseconds. */
+static void wait_change(obs *o, unsigned long seen, long us)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += us * 1000;
+    until.tv_sec += until.tv_nsec / 1000000000;
+    until.tv_nsec %= 1000000000;
+    pthread_mutex_lock(&o->mu);
+    while (o->events == seen &&
+           pthread_cond_timedwait(&o->changed, &o->mu, &until) != ETIMEDOUT)
+        ;
+    pthread_mutex_unlock(&o->mu);
+}
+
+/* Its server catches up with the leader: what a client saw committed
+ * before it asked is readable here after this. */
+static void sync_server(obs *o)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += SYNC_MS / 1000;
+    pthread_mutex_lock(&o->mu);
+    o->sync_done = 0;
+    pthread_mutex_unlock(&o->mu);
+    if (zoo_async(o->zh, o->path, synced, o) != ZOK)
+        return;
+    pthread_mutex_lock(&o->mu);
+    while (!o->sync_done &&
+           pthread_cond_timedwait(&o->changed, &o->mu, &until) != ETIMEDOUT)
+        ;
+    pthread_mutex_unlock(&o->mu);
+}
+
+/* ---- sessions ------------------------------------------------------------------ */
+
+/* Whether a session is open, as a server's dump says: listed before its
+ * list of ephemeral nodes. The server the observer is connected to (it
+ * fired the watch, so it has closed the session if it went); the others
+ * only when that one cannot be asked. -1 when no server answers. */
+static int session_open(obs *o, int64_t session)
+{
+    const char *current = zoo_get_current_server(o->zh), *colon;
+    char *dump = malloc(DUMP_LEN), *end, *at, want[32];
+    int first = current != NULL && (colon = strrchr(current, ':')) != NULL ? atoi(colon + 1) : 0;
+    int i, open = -1, port;
+
+    if (dump == NULL)
+        return -1;
+    snprintf(want, sizeof(want), "0x%llx", (unsigned long long)session);
+    for (i = first > 0 ? -1 : 0; i < o->ctl->nodes && open < 0; i++) {
+        port = i < 0 ? first : atomic_load(&o->ctl->node_port[0]) + i;
+        if (port <= 0 || sim_ensemble_ask(port, "dump", dump, DUMP_LEN) != 0 ||
+            strstr(dump, "SessionTracker dump") == NULL)
+            continue;
+        if ((end = strstr(dump, "ephemeral nodes dump")) != NULL)
+            *end = '\0';
+        open = 0;
+        for (at = strstr(dump, want); at != NULL && !open; at = strstr(at + 1, want))
+            open = !strchr("0123456789abcdef", at[strlen(want)]) || at[strlen(want)] == '\0';
+    }
+    free(dump);
+    return open;
+}
+
+/* ---- reading the lock ------------------------------------------------------------ */
+
+/* The sequence number of a child: the digits after its last "lock-"; -1
+ * when it has none (not a lock's child). */
+static long long sequence(const char *name)
+{
+    const char *p = strstr(name, SEQ_MARK), *next;
+
+    if (p == NULL)
+        return -1;
+    while ((next = strstr(p + 1, SEQ_MARK)) != NULL)
+        p = next;
+    return strtoll(p + strlen(SEQ_MARK), NULL, 10);
+}
+
+static int was_queued(const obs *o, const char *name)
+{
+    for (int32_t i = 0; i < o->queued; i++)
+        if (strcmp(o->queue[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Remembers this look's children, to tell a waiter's turn from a new node. */
+static void keep_queue(obs *o, const struct String_vector *kids)
+{
+    for (int32_t i = 0; i < o->queued; i++)
+        free(o->queue[i]);
+    free(o->queue);
+    o->queue = NULL;
+    o->queued = 0;
+    if (kids == NULL || kids->count == 0 ||
+        (o->queue = calloc((size_t)kids->count, sizeof(*o->queue))) == NULL)
+        return;
+    for (int32_t i = 0; i < kids->count; i++)
+        if ((o->queue[o->queued] = strdup(kids->data[i])) != NULL)
+            o->queued++;
+}
+
+/* With no child, a watch for the first one: 1, or ZNONODE when one came
+ * meanwhile (look again), or a ZooKeeper error. */
+static int await_first(obs *o)
+{
+    struct String_vector kids = { 0, NULL };
+    int rc = zoo_wget_children(o->zh, o->path, watcher, o, &kids);
+
+    if (rc == ZOK && kids.count > 0)
+        rc = ZNONODE;
+    deallocate_String_vector(&kids);
+    return rc == ZOK || rc == ZNONODE ? (rc == ZOK ? 1 : ZNONODE) : rc;
+}
+
+/* The lowest of the children, with a watch on it alone (its deletion is
+ * the next change of holder; a waiter that comes or goes is none). 0 and
+ * *lowest, 1 when there is none, ZNONODE to look again, or an error. */
+static int lowest_child(obs *o, holder *lowest, int *turn)
+{
+    struct String_vector kids = { 0, NULL };
+    char child[PATH_LEN * 2];
+    struct Stat st;
+    int32_t i, best = -1;
+    int rc = zoo_get_children(o->zh, o->path, 0, &kids);
+
+    if (rc != ZOK)
+        return rc == ZNONODE ? 1 : rc;
+    for (i = 0; i < kids.count; i++)
+        if (sequence(kids.data[i]) >= 0 &&
+            (best < 0 || sequence(kids.data[i]) < sequence(kids.data[best])))
+            best = i;
+    if (best >= 0) {
+        snprintf(child, sizeof(child), "%s/%s", o->path, kids.data[best]);
+        *turn = was_queued(o, kids.data[best]);
+        rc = zoo_wexists(o->zh, child, watcher, o, &st);
+        if (rc == ZOK)
+            *lowest = (holder){ st.czxid, st.ephemeralOwner };
+    }
+    keep_queue(o, &kids);
+    deallocate_String_vector(&kids);
+    return best < 0 ? await_first(o) : rc; /* ZNONODE: gone meanwhile */
+}
+
+/* Who holds the lock now: the node itself when it is ephemeral (v10),
+ * else its lowest child (v11). 0, or a ZooKeeper error. */
+static int read_holder(obs *o, holder *now, int *turn)
+{
+    struct Stat st;
+    int rc, tries;
+
+    for (tries = 0; tries < LOOK_TRIES; tries++) {
+        *now = (holder){ 0, 0 };
+        *turn = 0;
+        rc = zoo_wexists(o->zh, o->path, watcher, o, &st);
+        if (rc == ZNONODE) {
+            keep_queue(o, NULL);
+            return 0;
+        }
+        if (rc != ZOK)
+            return rc;
+        if (st.ephemeralOwner != 0) {
+            *now = (holder){ st.czxid, st.ephemeralOwner };
+            return 0;
+        }
+        rc = lowest_child(o, now, turn);
+        if (rc != ZNONODE)
+            return rc == 1 ? 0 : rc;
+    }
+    return ZNONODE;
+}
+
+/* A key event, stamped t_ns (0: now), on the lock's one lane. */
+static void record(obs *o, int64_t t_ns, const char *word)
+{
+    sim_history_add_node_at(o->h, t_ns, 0, SIM_EV_KEY, atomic_load(&o->ctl->node_port[0]),
+                            word);
+}
+
+/* The namer thread: each end seen is named when its session has been
+ * asked about, and stamped when it was seen, so before the next holder's
+ * begin whatever the order of the records. */
+static void *namer(void *arg)
+{
+    obs *o = arg;
+    pending_end end;
+
+    pthread_mutex_lock(&o->mu);
+    for (;;) {
+        while (o->npending == 0)
+            pthread_cond_wait(&o->changed, &o->mu);
+        end = o->pending[o->first];
+        o->first = (o->first + 1) % PENDING_MAX;
+        o->npending--;
+        o->naming = 1;
+        pthread_mutex_unlock(&o->mu);
+        record(o, end.t_ns, session_open(o, end.owner) == 0 ? "expired" : "delete");
+        pthread_mutex_lock(&o->mu);
+        o->naming = 0;
+        pthread_cond_broadcast(&o->changed);
+    }
+    return NULL;
+}
+
+/* An end seen now, for the namer; waits while its queue is full. */
+static void end_seen(obs *o, int64_t owner)
+{
+    pending_end end = { sim_now_ns(), owner };
+
+    pthread_mutex_lock(&o->mu);
+    while (o->npending == PENDING_MAX)
+        pthread_cond_wait(&o->changed, &o->mu);
+    o->pending[(o->first + o->npending++) % PENDING_MAX] = end;
+    pthread_cond_broadcast(&o->changed);
+    pthread_mutex_unlock(&o->mu);
+}
+
+/* Until every end seen is named: the run's last answer waits for it. */
+static void ends_named(obs *o)
+{
+    pthread_mutex_lock(&o->mu);
+    while (o->npending > 0 || o->naming)
+        pthread_cond_wait(&o->changed, &o->mu);
+    pthread_mutex_unlock(&o->mu);
+}
+
+/* Reads the lock and records what changed since the last look. 0, or -1
+ * when the ensemble did not answer (the next look tries again). */
+static int look(obs *o)
+{
+    holder now;
+    int turn;
+
+    if (read_holder(o, &now, &turn) != 0)
+        return -1;
+    if (o->cur.czxid != 0 && now.czxid != o->cur.czxid)
+        end_seen(o, o->cur.owner);
+    if (now.czxid != 0 && now.czxid != o->cur.czxid)
+        record(o, 0, turn ? "first" : "create");
+    o->cur = now;
+    return 0;
+}
+
+/* ---- the observer process ----------------------------------------------------- */
+
+/* Every ask not answered yet gets its answer after one sync and one look:
+ * a client's at once, the simulator's (the run's end) once every end
+ * seen is named too. */
+static void answer_asks(obs *o)
+{
+    long long asked[SIM_ORCHESTRATOR + 1];
+    int i, pending = 0;
+
+    for (i = 0; i <= SIM_ORCHESTRATOR; i++) {
+        asked[i] = atomic_load(&o->ctl->client[i].asked);
+        pending |= asked[i] > atomic_load(&o->ctl->client[i].synced[0]);
+    }
+    if (!pending)
+        return;
+    sync_server(o);
+    if (look(o) != 0)
+        return;
+    for (i = 0; i <= SIM_ORCHESTRATOR; i++) {
+        if (i == SIM_ORCHESTRATOR)
+            ends_named(o);
+        if (asked[i] > atomic_load(&o->ctl->client[i].synced[0]))
+            atomic_store(&o->ctl->client[i].synced[0], asked[i]);
+    }
+}
+
+/* A session on the ensemble; a new one when the last one expired. */
+static int connect_session(obs *o)
+{
+    unsigned long seen = events_now(o);
+
+    if (o->zh != NULL && zoo_state(o->zh) != ZOO_EXPIRED_SESSION_STATE)
+        return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
+    if (o->zh != NULL)
+        zookeeper_close(o->zh);
+    o->zh = zookeeper_init2(o->hosts, watcher, SESSION_MS, NULL, o, 0, quiet);
+    if (o->zh == NULL)
+        return -1;
+    wait_change(o, seen, POLL_US);
+    return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
+}
+
+/* Until killed: read the lock on every notification, answer asks. */
+static void observe(obs *o)
+{
+    unsigned long seen;
+    int stale = 1;
+
+    for (;;) {
+        seen = events_now(o);
+        if (connect_session(o) != 0) {
+            sim_sleep_us(POLL_US);
+            continue;
+        }
+        if (stale && look(o) == 0) {
+            stale = 0;
+            atomic_store(&o->ctl->observer_port[0], atomic_load(&o->ctl->node_port[0]));
+        }
+        answer_asks(o);
+        wait_change(o, seen, POLL_US);
+        stale = stale || events_now(o) != seen;
+    }
+}
+
+static void init(obs *o, sim_history *h, sim_control *ctl)
+{
+    pthread_condattr_t attr;
+    size_t used = 0;
+    int i, port = atomic_load(&ctl->node_port[0]);
+
+    memset(o, 0, sizeof(*o));
+    o->h = h;
+    o->ctl = ctl;
+    snprintf(o->path, sizeof(o->path), "%s/%s", SIM_ZK_ROOT, ctl->lock_name);
+    for (i = 0; i < ctl->nodes && used < sizeof(o->hosts); i++)
+        used += (size_t)snprintf(o->hosts + used, sizeof(o->hosts) - used, "%s127.0.0.1:%d",
+                                 i ? "," : "", port + i);
+    pthread_mutex_init(&o->mu, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&o->changed, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+/* The observer process: its namer thread, then its loop; it never
+ * returns, and is killed. */
+static void run_observer(sim_history *h, sim_control *ctl)
+{
+    obs o;
+
+    init(&o, h, ctl);
+    if (pthread_create(&o.namer, NULL, namer, &o) != 0)
+        _exit(1); /* never ready: its start says so */
+    observe(&o);
+}
+
+pid_t sim_zk_observer_start(sim_history *h, sim_control *ctl, long timeout_ms,
+                            char *errstr, size_t len)
+{
+    int port = atomic_load(&ctl->node_port[0]);
+    pid_t pid;
+
+    atomic_store(&ctl->observer_port[0], 0);
+    if ((pid = sim_proc_fork(errstr, len)) < 0)
+        return -1;
+    if (pid == 0) {
+        run_observer(h, ctl);
+        _exit(0);
+    }
+    if (sim_observer_wait(ctl, 0, port, timeout_ms) != 0) {
+        sim_observer_stop(pid);
+        return sim_error(errstr, len, "the ZooKeeper observer did not read the lock on "
+                         "ports %d.. within %ld ms", port, timeout_ms);
+    }
+    return pid;
+}

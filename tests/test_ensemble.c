@@ -1,0 +1,290 @@
+/* test_ensemble: a real ZooKeeper ensemble of three servers, as the
+ * simulator and the ZooKeeper stages' tests start it (sim/servers/ensemble).
+ *
+ * One ensemble per tcase, started by its unchecked fixture in the
+ * runner's process (a JVM takes a second to start: the tests of a tcase
+ * share it). The tests run in processes of their own (Check's fork mode):
+ * a node they kill is reaped by the fixture's teardown. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cluster.h"
+#include "ensemble.h"
+#include "history.h"
+#include "proc.h"
+
+#define NODES 3
+#define TCASE_TIMEOUT_S 240 /* three JVMs on a loaded 2-core machine, twice */
+
+static char root[SIM_PATH_LEN]; /* the runner's temp dir: every ensemble lives here */
+static sim_ensemble fixture;    /* the tcase's ensemble */
+
+void servers_test_init(void)
+{
+    char err[256];
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (sim_tempdir_create(root, sizeof(root), err, sizeof(err)) != 0) {
+        fprintf(stderr, "tests: %s\n", err);
+        exit(EXIT_FAILURE);
+    }
+    atexit(sim_cluster_cleanup);
+    sim_cluster_cleanup_on_signal();
+}
+
+static void ensemble_setup(void)
+{
+    char err[512];
+
+    if (sim_ensemble_start(&fixture, root, NODES, err, sizeof(err)) != 0) {
+        fprintf(stderr, "tests: cannot start a ZooKeeper ensemble: %s\n", err);
+        exit(EXIT_FAILURE);
+    }
+}
+
+static void ensemble_teardown(void)
+{
+    sim_ensemble_stop(&fixture);
+}
+
+/* Whether a process with this pid runs. A zombie does not: it holds no
+ * port, no file and no memory, and whether it is reaped at once is up to
+ * the machine's init. */
+static int alive(pid_t pid)
+{
+    char path[64], stat[256], *close_paren;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (pid <= 0 || (f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(stat, 1, sizeof(stat) - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    close_paren = strrchr(stat, ')');
+    return close_paren == NULL || close_paren[1] == '\0' || close_paren[2] != 'Z';
+}
+
+static int count(sim_zk_mode want)
+{
+    int i, n = 0;
+
+    for (i = 0; i < NODES; i++)
+        n += sim_ensemble_mode(&fixture, i) == want;
+    return n;
+}
+
+/* ---- a running ensemble ---------------------------------------------------- */
+
+START_TEST(test_ensemble_one_leader)
+{
+    int i;
+
+    ck_assert_msg(count(SIM_ZK_LEADER) == 1 && count(SIM_ZK_FOLLOWER) == NODES - 1,
+                  "expected one leader and %d followers; srvr says %d leaders, %d followers",
+                  NODES - 1, count(SIM_ZK_LEADER), count(SIM_ZK_FOLLOWER));
+    for (i = 0; i < NODES; i++)
+        ck_assert_msg(fixture.node[i].port == fixture.port + i,
+                      "node %d listens on %d; a lock's config expects port + %d = %d",
+                      i, fixture.node[i].port, i, fixture.port + i);
+}
+END_TEST
+
+/* Each node in its own dir, with the settings the README promises. */
+START_TEST(test_ensemble_config)
+{
+    const char *want[] = { "tickTime=50\n", "forceSync=no\n", "admin.enableServer=false\n",
+                           "4lw.commands.whitelist=srvr,ruok,mntr,dump\n",
+                           "minSessionTimeout=100\n", "clientPortAddress=127.0.0.1\n" };
+    char path[SIM_PATH_LEN + 16], text[2048];
+    size_t n, k;
+    FILE *f;
+    int i;
+
+    for (i = 0; i < NODES; i++) {
+        ck_assert_msg(i == 0 || strcmp(fixture.node[i].dir, fixture.node[0].dir) != 0,
+                      "nodes 0 and %d share the dir %s", i, fixture.node[i].dir);
+        snprintf(path, sizeof(path), "%s/zoo.cfg", fixture.node[i].dir);
+        ck_assert_msg((f = fopen(path, "r")) != NULL, "node %d has no %s", i, path);
+        n = fread(text, 1, sizeof(text) - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        for (k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+            ck_assert_msg(strstr(text, want[k]) != NULL, "%s lacks the line %.*s", path,
+                          (int)strlen(want[k]) - 1, want[k]);
+    }
+}
+END_TEST
+
+/* The leader dies; the two left elect one of themselves. */
+START_TEST(test_ensemble_leader_killed)
+{
+    sim_ensemble e = fixture; /* this test's copy: the fixture reaps what it kills */
+    char err[256];
+    int old = sim_ensemble_leader(&e), now;
+    pid_t pid;
+
+    ck_assert_msg(old >= 0, "no node says it leads before the kill");
+    pid = e.node[old].pid;
+    kill(pid, SIGKILL);
+    e.node[old].pid = 0;
+    now = sim_ensemble_wait(&e, SIM_ENSEMBLE_ELECTION_MS, err, sizeof(err));
+    ck_assert_msg(now >= 0, "after the leader (node %d) was killed: %s", old, err);
+    ck_assert_msg(now != old && sim_ensemble_mode(&e, now) == SIM_ZK_LEADER,
+                  "expected a new leader other than node %d, got node %d", old, now);
+    ck_assert_msg(sim_ensemble_mode(&fixture, old) == SIM_ZK_DOWN,
+                  "the killed leader, node %d, still answers srvr", old);
+}
+END_TEST
+
+/* A node restarts with an empty data dir and joins again. */
+START_TEST(test_ensemble_restart_empty)
+{
+    sim_ensemble e = fixture;
+    char err[512], old_dir[SIM_PATH_LEN];
+    int i = (sim_ensemble_leader(&e) + 1) % NODES;
+    struct stat st;
+
+    snprintf(old_dir, sizeof(old_dir), "%s", e.node[i].dir);
+    /* Its pid is the fixture's child: this process cannot reap it. */
+    kill(e.node[i].pid, SIGKILL);
+    e.node[i].pid = 0;
+    ck_assert_msg(sim_ensemble_restart(&e, i, SIM_ENSEMBLE_START_MS, err, sizeof(err)) == 0,
+                  "node %d did not come back: %s", i, err);
+    ck_assert_msg(strcmp(e.node[i].dir, old_dir) != 0 && stat(e.node[i].dir, &st) == 0,
+                  "the restarted node %d should have a new dir, not %s", i, old_dir);
+    ck_assert_msg(e.node[i].port == e.port + i, "node %d came back on port %d, not %d",
+                  i, e.node[i].port, e.port + i);
+    ck_assert_msg(count(SIM_ZK_LEADER) == 1, "after the restart %d nodes lead",
+                  count(SIM_ZK_LEADER));
+    sim_server_kill(&e.node[i]); /* ours: reap it here */
+}
+END_TEST
+
+/* ---- nothing left behind ------------------------------------------------------ */
+
+/* Stopped: no process, no dir. */
+START_TEST(test_ensemble_stop_leaves_nothing)
+{
+    sim_ensemble e;
+    char err[512], dir[NODES][SIM_PATH_LEN];
+    pid_t pid[NODES];
+    struct stat st;
+    int i;
+
+    ck_assert_msg(sim_ensemble_start(&e, root, NODES, err, sizeof(err)) == 0, "%s", err);
+    for (i = 0; i < NODES; i++) {
+        pid[i] = e.node[i].pid;
+        snprintf(dir[i], sizeof(dir[i]), "%s", e.node[i].dir);
+    }
+    sim_ensemble_stop(&e);
+    for (i = 0; i < NODES; i++) {
+        ck_assert_msg(!alive(pid[i]), "node %d's java (pid %ld) outlived the stop", i,
+                      (long)pid[i]);
+        ck_assert_msg(stat(dir[i], &st) != 0, "node %d's dir %s outlived the stop", i, dir[i]);
+    }
+}
+END_TEST
+
+/* What the interrupted child started. */
+typedef struct started {
+    pid_t pid[NODES];
+    char dir[SIM_PATH_LEN]; /* its temp dir, with the nodes' dirs */
+} started;
+
+/* In a child: an ensemble in a temp dir of its own, told to the parent,
+ * then a wait for the parent's SIGINT, which the simulator's own handler
+ * gets (as in build/sim/sim), not Check's. */
+static void start_and_wait(int fd)
+{
+    char err[512];
+    started st;
+    sim_ensemble e;
+    int i;
+
+    sim_cluster_cleanup_on_signal();
+    memset(&st, 0, sizeof(st));
+    setenv("TMPDIR", root, 1);
+    if (sim_tempdir_create(st.dir, sizeof(st.dir), err, sizeof(err)) != 0 ||
+        sim_ensemble_start(&e, st.dir, NODES, err, sizeof(err)) != 0)
+        _exit(3);
+    for (i = 0; i < NODES; i++)
+        st.pid[i] = e.node[i].pid;
+    if (write(fd, &st, sizeof(st)) != (ssize_t)sizeof(st))
+        _exit(4);
+    for (;;)
+        pause();
+}
+
+/* Ctrl-C in the middle of a run: the signal's cleanup kills every node
+ * and removes the temp dir. */
+START_TEST(test_ensemble_interrupt_leaves_nothing)
+{
+    int fds[2], i, status;
+    struct stat sb;
+    started st;
+    pid_t child;
+    ssize_t n;
+
+    ck_assert_msg(pipe(fds) == 0, "pipe: %s", strerror(errno));
+    child = fork();
+    ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
+    if (child == 0) {
+        close(fds[0]);
+        start_and_wait(fds[1]);
+    }
+    close(fds[1]);
+    n = read(fds[0], &st, sizeof(st));
+    close(fds[0]);
+    kill(child, SIGINT);
+    waitpid(child, &status, 0);
+    ck_assert_msg(n == (ssize_t)sizeof(st), "the child did not start its ensemble (exit %d)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
+                  "the child should have died of its SIGINT");
+    for (i = 0; i < NODES; i++)
+        ck_assert_msg(!alive(st.pid[i]), "node %d's java (pid %ld) outlived Ctrl-C", i,
+                      (long)st.pid[i]);
+    ck_assert_msg(stat(st.dir, &sb) != 0, "the temp dir %s outlived Ctrl-C", st.dir);
+}
+END_TEST
+
+static TCase *ensemble_tcase(const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_unchecked_fixture(tc, ensemble_setup, ensemble_teardown);
+    tcase_set_timeout(tc, TCASE_TIMEOUT_S);
+    return tc;
+}
+
+Suite *ensemble_suite(void)
+{
+    Suite *s = suite_create("ensemble");
+    TCase *running = ensemble_tcase("running");
+    TCase *failover = ensemble_tcase("failover");
+    TCase *restart = ensemble_tcase("restart");
+    TCase *cleanup = tcase_create("cleanup");
+
+    tcase_add_test(running, test_ensemble_one_leader);
+    tcase_add_test(running, test_ensemble_config);
+    tcase_add_test(failover, test_ensemble_leader_killed);
+    tcase_add_test(restart, test_ensemble_restart_empty);
+    tcase_set_timeout(cleanup, TCASE_TIMEOUT_S);
+    tcase_add_test(cleanup, test_ensemble_stop_leaves_nothing);
+    tcase_add_test(cleanup, test_ensemble_interrupt_leaves_nothing);
+    suite_add_tcase(s, running);
+    suite_add_tcase(s, failover);
+    suite_add_tcase(s, restart);
+    suite_add_tcase(s, cleanup);
+    return s;
+}

@@ -1,0 +1,359 @@
+/* test_zk: the contract suite of a lock kept by a ZooKeeper ensemble.
+ *
+ * Every test talks to a real ensemble of three servers that its tcase's
+ * fixture starts (harness.h: a JVM takes a second to start, so the tests
+ * of a tcase share it), and reads the lock's nodes with a session of its
+ * own (zk_tests.h). Expectations come from the stage's row in stages.h, as
+ * in tests/test_lock.c: where a stage lacks a capability, the test
+ * asserts the flaw it keeps (v10 deletes the holder's node for anyone,
+ * and deadlocks on itself). Each test names its locks apart, so the tests
+ * of a tcase need not empty the ensemble between them. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "proc.h"
+#include "suites.h"
+#include "zk_tests.h"
+
+#define LEASE_MS 10000     /* never runs out during a test */
+#define SHORT_LEASE_MS 300 /* for tests about the session: margins are multiples of it */
+#define LIVE_LEASE_MS 1000 /* a session that a live holder keeps on a loaded machine */
+#define RECOVER_TRIES 3    /* acquires after a session expired, as a caller retries */
+#define BUDGET_MS 300      /* a waiter's wait budget */
+#define CLIENTS 4          /* the contention test: processes ... */
+#define ROUNDS 25          /* ... times increments each */
+#define THREADS 4          /* the shared-handle test: threads ... */
+#define THREAD_ROUNDS 25   /* ... times increments each, all on one handle */
+#define TCASE_TIMEOUT_S 180 /* an ensemble's start on a loaded machine, and the tests */
+
+/* A thread that acquires on a handle, and releases when it got it. */
+typedef struct attempt {
+    dlock *l;
+    int rc;
+    int64_t done_ms;
+} attempt;
+
+static void *acquire_in_thread(void *arg)
+{
+    attempt *a = arg;
+
+    a->rc = dlock_acquire(a->l);
+    a->done_ms = harness_now_ms();
+    if (a->rc == DLOCK_OK)
+        dlock_release(a->l);
+    return NULL;
+}
+
+/* ---- basics ---------------------------------------------------------------------- */
+
+START_TEST(test_zk_acquire_release)
+{
+    zhandle_t *zh = zk_open();
+    dlock *a;
+
+    harness_title("acquire makes the lock's node, release deletes it");
+    a = zk_take("A", "basic", LEASE_MS);
+    ck_assert_msg(zk_nodes(zh, "basic") == 1, "expected one node of the lock 'basic' while A "
+                  "holds it, found %d", zk_nodes(zh, "basic"));
+    zk_release_ok(a, "A");
+    ck_assert_msg(!zk_holds(zh, "basic"), "expected no node of 'basic' after A's release");
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
+START_TEST(test_zk_busy_while_held)
+{
+    dlock *a, *b;
+    int rc;
+
+    harness_title("a second client's try returns BUSY while the lock is held");
+    a = zk_take("A", "held", LEASE_MS);
+    b = harness_lock(harness_server(), "held", LEASE_MS, 0);
+    rc = dlock_acquire(b);
+    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY while A holds the lock, got %s (%s)",
+                  harness_result(rc), dlock_errstr(b));
+    zk_release_ok(a, "A");
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_zk_wait_budget)
+{
+    zhandle_t *zh = zk_open();
+    int64_t t0, waited;
+    dlock *a, *b;
+    int rc;
+
+    harness_title("a waiter gives up after about its %d ms budget, and leaves no node", BUDGET_MS);
+    a = zk_take("A", "budget", LEASE_MS);
+    b = harness_lock(harness_server(), "budget", LEASE_MS, BUDGET_MS);
+    t0 = harness_now_ms();
+    rc = dlock_acquire(b);
+    waited = harness_now_ms() - t0;
+    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY once the %d ms budget ran out, got %s (%s)",
+                  BUDGET_MS, harness_result(rc), dlock_errstr(b));
+    ck_assert_msg(waited >= BUDGET_MS && waited < BUDGET_MS + 2000,
+                  "acquire with a %d ms budget returned BUSY after %lld ms", BUDGET_MS,
+                  (long long)waited);
+    ck_assert_msg(zk_nodes(zh, "budget") == 1, "after B gave up, 'budget' has %d nodes; "
+                  "expected A's alone", zk_nodes(zh, "budget"));
+    zk_release_ok(a, "A");
+    dlock_free(b);
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
+/* No polling: the watch wakes the waiter as the holder's node goes. */
+START_TEST(test_zk_waiter_wakes)
+{
+    int64_t budget = 20 * SHORT_LEASE_MS, released;
+    attempt w;
+    pthread_t t;
+    dlock *a;
+
+    harness_title("a waiter takes the lock as the holder releases, woken by its watch");
+    a = zk_take("A", "wake", LEASE_MS);
+    w = (attempt){ harness_lock(harness_server(), "wake", LEASE_MS, budget), -1, 0 };
+    ck_assert_msg(pthread_create(&t, NULL, acquire_in_thread, &w) == 0, "cannot start a thread");
+    harness_sleep_ms(SHORT_LEASE_MS);
+    released = harness_now_ms();
+    zk_release_ok(a, "A");
+    pthread_join(t, NULL);
+    ck_assert_msg(w.rc == DLOCK_OK, "the waiter got %s (%s); expected the lock",
+                  harness_result(w.rc), dlock_errstr(w.l));
+    ck_assert_msg(w.done_ms - released < budget / 2, "the waiter took the lock %lld ms after "
+                  "the release, half its budget", (long long)(w.done_ms - released));
+    dlock_free(w.l);
+    dlock_free(a);
+}
+END_TEST
+
+/* Curator's re-entry: a count per thread, no second node. */
+START_TEST(test_zk_reentry)
+{
+    zhandle_t *zh = zk_open();
+    dlock *a = zk_take("A", "again", LEASE_MS), *b;
+    int rc;
+
+    harness_title("the holder's thread acquires twice on one node, others wait for both "
+                  "releases");
+    b = harness_lock(harness_server(), "again", LEASE_MS, 0);
+    rc = dlock_acquire(a);
+    ck_assert_msg(rc == DLOCK_OK, "A's thread acquired again and got %s (%s)",
+                  harness_result(rc), dlock_errstr(a));
+    ck_assert_msg(zk_nodes(zh, "again") == 1, "re-entry made a node: %d", zk_nodes(zh, "again"));
+    zk_release_ok(a, "A");
+    ck_assert_msg(dlock_acquire(b) == DLOCK_BUSY, "B got the lock after A's first release");
+    zk_release_ok(a, "A");
+    ck_assert_msg(dlock_acquire(b) == DLOCK_OK, "B did not get the lock after both releases");
+    zk_release_ok(b, "B");
+    dlock_free(b);
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
+/* Of the same handle, the same thread: what lock.h's reentrant scenario does. */
+START_TEST(test_zk_self_deadlock)
+{
+    dlock *a;
+    int rc;
+
+    harness_title(CAPS.reentrant ? "one handle, one thread: the second acquire is re-entry"
+                  : "one handle, one thread: the second acquire waits for itself");
+    a = harness_lock(harness_server(), "self", LEASE_MS, BUDGET_MS);
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the free lock: %s",
+                  dlock_errstr(a));
+    rc = dlock_acquire(a);
+    ck_assert_msg(rc == (CAPS.reentrant ? DLOCK_OK : DLOCK_BUSY), "A's second acquire got %s "
+                  "(%s); expected %s", harness_result(rc), dlock_errstr(a),
+                  CAPS.reentrant ? "OK" : "BUSY");
+    if (rc == DLOCK_OK)
+        zk_release_ok(a, "A");
+    zk_release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
+START_TEST(test_zk_token_without_fence)
+{
+    dlock *a;
+
+    harness_title("no fencing token: dlock_token is 0, held or not");
+    a = harness_lock(harness_server(), "untokened", LEASE_MS, 0);
+    ck_assert_msg(dlock_token(a) == 0, "a token before any acquire");
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the lock");
+    ck_assert_msg(dlock_token(a) == 0, "this stage draws no tokens, yet gave %lld",
+                  dlock_token(a));
+    zk_release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- ownership ------------------------------------------------------------------------ */
+
+START_TEST(test_zk_release_by_non_owner)
+{
+    zhandle_t *zh = zk_open();
+    dlock *a = zk_take("A", "theirs", LEASE_MS), *b;
+    int rc;
+
+    harness_title(CAPS.owner_check ? "a release by a client that holds nothing is NOT_OWNER, "
+                  "the holder's node stays" : "a release by a client that never took the "
+                  "lock deletes the holder's node (by path)");
+    b = harness_lock(harness_server(), "theirs", LEASE_MS, 0);
+    rc = dlock_release(b);
+    ck_assert_msg(rc == (CAPS.owner_check ? DLOCK_NOT_OWNER : DLOCK_OK), "B's release got %s "
+                  "(%s)", harness_result(rc), dlock_errstr(b));
+    ck_assert_msg(zk_holds(zh, "theirs") == CAPS.owner_check, "after B's release A's node %s",
+                  zk_holds(zh, "theirs") ? "is still there" : "is gone");
+    ck_assert_msg(dlock_release(a) == (CAPS.owner_check ? DLOCK_OK : DLOCK_NOT_OWNER),
+                  "A's own release got %s", dlock_errstr(a));
+    dlock_free(b);
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
+/* ---- the session is the lease ------------------------------------------------------ */
+
+/* What the continued holder says: its release's and next acquire's
+ * results, and the acquire's reason when it failed. */
+typedef struct continued {
+    int rc[2];
+    char why[DLOCK_ERRSTR_LEN];
+} continued;
+
+/* In a child: takes the lock, says so, stops itself; once continued,
+ * says what its release and its next acquire returned. */
+static void stopped_holder(int fd)
+{
+    dlock *l = harness_lock(harness_server(), "stopped", SHORT_LEASE_MS, 4 * SHORT_LEASE_MS);
+    continued c = { { dlock_acquire(l), -1 }, "" };
+
+    if (write(fd, c.rc, sizeof(c.rc[0])) != (ssize_t)sizeof(c.rc[0]))
+        _exit(3);
+    raise(SIGSTOP);
+    c.rc[0] = dlock_release(l);
+    /* A caller tries again after an error: a session of 300 ms on a
+     * loaded machine may lose its server once more while it opens. */
+    for (int i = 0; i < RECOVER_TRIES && c.rc[1] != DLOCK_OK; i++) {
+        c.rc[1] = dlock_acquire(l);
+        snprintf(c.why, sizeof(c.why), "%s", dlock_errstr(l));
+    }
+    if (c.rc[1] == DLOCK_OK)
+        dlock_release(l);
+    if (write(fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+        _exit(3);
+    dlock_free(l);
+    _exit(0);
+}
+
+START_TEST(test_zk_session_expiry_frees)
+{
+    int fds[2], rc[2] = { -1, -1 }, status;
+    int64_t t0, waited;
+    char why[256];
+    continued c;
+    dlock *b;
+    pid_t child;
+
+    harness_title("a holder stopped longer than its %d ms session loses the lock; its next "
+                  "call opens a new session", SHORT_LEASE_MS);
+    ck_assert_msg(pipe(fds) == 0, "pipe: %s", strerror(errno));
+    fflush(stdout);
+    child = sim_proc_fork(why, sizeof(why));
+    ck_assert_msg(child >= 0, "%s", why);
+    if (child == 0)
+        stopped_holder(fds[1]);
+    ck_assert_msg(read(fds[0], rc, sizeof(rc[0])) == sizeof(rc[0]) && rc[0] == DLOCK_OK,
+                  "the child did not take the lock");
+    b = harness_lock(harness_server(), "stopped", LEASE_MS, 10 * SHORT_LEASE_MS);
+    t0 = harness_now_ms();
+    rc[0] = dlock_acquire(b);
+    waited = harness_now_ms() - t0;
+    ck_assert_msg(rc[0] == DLOCK_OK, "B got %s (%s) while A was stopped; expected the lock "
+                  "once A's session expired", harness_result(rc[0]), dlock_errstr(b));
+    ck_assert_msg(waited >= SHORT_LEASE_MS / 3, "B took A's lock after %lld ms, before A's "
+                  "%d ms session could expire", (long long)waited, SHORT_LEASE_MS);
+    zk_release_ok(b, "B");
+    kill(child, SIGCONT);
+    ck_assert_msg(read(fds[0], &c, sizeof(c)) == sizeof(c), "the continued child said nothing");
+    waitpid(child, &status, 0);
+    ck_assert_msg(c.rc[0] != DLOCK_OK, "A's release after its session expired returned OK");
+    ck_assert_msg(c.rc[1] == DLOCK_OK, "A's next %d acquires got %s (%s); expected a new "
+                  "session and the lock", RECOVER_TRIES, harness_result(c.rc[1]), c.why);
+    dlock_free(b);
+    close(fds[0]);
+    close(fds[1]);
+}
+END_TEST
+
+/* The library pings every third of the session: a live holder keeps its
+ * node however long it works, as v6's watchdog keeps a key. A session of
+ * a second: one of 300 ms is lost to a machine that stalls the client
+ * for 200 ms, live or not. */
+START_TEST(test_zk_live_holder_keeps)
+{
+    dlock *a = zk_take("A", "live", LIVE_LEASE_MS), *b;
+
+    harness_title("a live holder keeps its lock for 4 sessions of %d ms", LIVE_LEASE_MS);
+    harness_sleep_ms(4 * LIVE_LEASE_MS);
+    b = harness_lock(harness_server(), "live", LEASE_MS, 0);
+    ck_assert_msg(dlock_acquire(b) == DLOCK_BUSY, "B took the lock of a live holder");
+    zk_release_ok(a, "A");
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- the suite -------------------------------------------------------------------------- */
+
+TCase *zk_tcase(const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
+    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    tcase_set_timeout(tc, TCASE_TIMEOUT_S);
+    return tc;
+}
+
+Suite *zk_suite(void)
+{
+    Suite *s = suite_create("zookeeper");
+    TCase *basics, *session;
+
+    if (!STAGE_ZOOKEEPER)
+        return s;
+    basics = zk_tcase("basics");
+    session = zk_tcase("session");
+    tcase_add_test(basics, test_zk_acquire_release);
+    tcase_add_test(basics, test_zk_busy_while_held);
+    tcase_add_test(basics, test_zk_wait_budget);
+    tcase_add_test(basics, test_zk_waiter_wakes);
+    if (CAPS.reentrant)
+        tcase_add_test(basics, test_zk_reentry);
+    tcase_add_test(basics, test_zk_self_deadlock);
+    tcase_add_test(basics, test_zk_release_by_non_owner);
+    if (!CAPS.token)
+        tcase_add_test(basics, test_zk_token_without_fence);
+    tcase_add_test(session, test_zk_session_expiry_frees);
+    tcase_add_test(session, test_zk_live_holder_keeps);
+    suite_add_tcase(s, basics);
+    suite_add_tcase(s, session);
+    zk_add_fault_tcases(s);
+    zk_add_queue_tcases(s);
+    return s;
+}

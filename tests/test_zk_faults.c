@@ -1,0 +1,310 @@
+/* test_zk_faults: a ZooKeeper lock under load and under faults: client
+ * processes and threads counting under it, its leader killed while a
+ * client holds it, and the errors a caller gets (the contract of
+ * tests/test_zk.c, continued). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "zk_tests.h"
+
+#define LEASE_MS 10000     /* never runs out during a test */
+#define CLIENTS 4          /* the contention test: processes ... */
+#define ROUNDS 25          /* ... times increments each */
+#define THREADS 4          /* the shared-handle test: threads ... */
+#define THREAD_ROUNDS 25   /* ... times increments each, all on one handle */
+#define COUNTERS "/counters" /* where the contention test counts */
+#define RELEASE_TRIES 10   /* a release while the client finds the new leader */
+
+/* ---- contention ------------------------------------------------------------------ */
+
+/* The counter at COUNTERS/name: 0 when it is missing, -1 on an error. */
+static long long get_counter(zhandle_t *zh, const char *path)
+{
+    char buf[32];
+    int len = sizeof(buf) - 1, rc = zoo_get(zh, path, 0, buf, &len, NULL);
+
+    if (rc == ZNONODE)
+        return 0;
+    if (rc != ZOK || len < 0)
+        return -1;
+    buf[len] = '\0';
+    return atoll(buf);
+}
+
+static int set_counter(zhandle_t *zh, const char *path, long long n)
+{
+    char buf[32];
+    int len = snprintf(buf, sizeof(buf), "%lld", n), rc;
+
+    rc = zoo_set(zh, path, buf, len, -1);
+    if (rc == ZNONODE) {
+        zoo_create(zh, COUNTERS, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        rc = zoo_create(zh, path, buf, len, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    }
+    if (rc != ZOK)
+        fprintf(stderr, "counter %s: %s\n", path, zerror(rc));
+    return rc == ZOK ? 0 : -1;
+}
+
+/* One client process: rounds read-modify-writes of the counter under the
+ * lock. Returns an exit status: 0, or which step failed. */
+static int contend(const char *counter)
+{
+    zhandle_t *zh = zk_open();
+    dlock *l = harness_lock(harness_server(), "counter-lock", 30000, 30000);
+    long long n;
+    int i, status = 0;
+
+    for (i = 0; i < ROUNDS && status == 0; i++) {
+        if (dlock_acquire(l) != DLOCK_OK) {
+            status = 3;
+            break;
+        }
+        if ((n = get_counter(zh, counter)) < 0)
+            status = 2;
+        else if (set_counter(zh, counter, n + 1) != 0)
+            status = 5;
+        if (dlock_release(l) != DLOCK_OK && status == 0)
+            status = 4;
+    }
+    dlock_free(l);
+    zk_close(zh);
+    return status;
+}
+
+START_TEST(test_zk_counter_contention)
+{
+    static const char *const why[] = { "", "", "reading the counter failed", "acquire failed",
+                                       "release failed", "writing the counter failed" };
+    const char *counter = COUNTERS "/contention";
+    zhandle_t *zh;
+    pid_t pids[CLIENTS];
+    long long n;
+    int i, status;
+
+    harness_title("%d client processes x %d locked increments: the counter ends at %d",
+                  CLIENTS, ROUNDS, CLIENTS * ROUNDS);
+    fflush(stdout);
+    for (i = 0; i < CLIENTS; i++) {
+        pids[i] = fork();
+        ck_assert_msg(pids[i] >= 0, "fork: %s", strerror(errno));
+        if (pids[i] == 0)
+            _exit(contend(counter));
+    }
+    for (i = 0; i < CLIENTS; i++) {
+        ck_assert_msg(waitpid(pids[i], &status, 0) == pids[i], "waitpid failed");
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "client %d ended with status %d (%s)", i, status,
+                      WIFEXITED(status) && WEXITSTATUS(status) < 6 ? why[WEXITSTATUS(status)]
+                                                                   : "killed");
+    }
+    zh = zk_open();
+    n = get_counter(zh, counter);
+    zk_close(zh);
+    ck_assert_msg(n == CLIENTS * ROUNDS, "%d clients x %d increments under the lock left the "
+                  "counter at %lld; expected %d (an update was lost: two holders at once)",
+                  CLIENTS, ROUNDS, n, CLIENTS * ROUNDS);
+}
+END_TEST
+
+/* ---- threads sharing one handle ---------------------------------------------------- */
+
+typedef struct shared {
+    dlock *l;
+    atomic_long counter;
+    atomic_int inside;   /* threads inside the critical section now */
+    atomic_int overlaps; /* entries that found another thread inside */
+    atomic_int errors;   /* acquires or releases that did not return OK */
+} shared;
+
+static void *increment_rounds(void *arg)
+{
+    shared *sh = arg;
+    long n;
+    int i;
+
+    for (i = 0; i < THREAD_ROUNDS; i++) {
+        if (dlock_acquire(sh->l) != DLOCK_OK) {
+            atomic_fetch_add(&sh->errors, 1);
+            return NULL;
+        }
+        if (atomic_fetch_add(&sh->inside, 1) != 0)
+            atomic_fetch_add(&sh->overlaps, 1);
+        n = atomic_load(&sh->counter);
+        sched_yield(); /* a second holder now would read the same n */
+        atomic_store(&sh->counter, n + 1);
+        atomic_fetch_sub(&sh->inside, 1);
+        if (dlock_release(sh->l) != DLOCK_OK) {
+            atomic_fetch_add(&sh->errors, 1);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_zk_shared_handle)
+{
+    pthread_t t[THREADS];
+    shared sh;
+    int i;
+
+    harness_title("%d threads share one handle, %d locked increments each: the counter ends "
+                  "at %d", THREADS, THREAD_ROUNDS, THREADS * THREAD_ROUNDS);
+    memset(&sh, 0, sizeof(sh));
+    sh.l = harness_lock(harness_server(), "shared", LEASE_MS, 30000);
+    for (i = 0; i < THREADS; i++)
+        ck_assert_msg(pthread_create(&t[i], NULL, increment_rounds, &sh) == 0,
+                      "cannot start a thread");
+    for (i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_msg(atomic_load(&sh.errors) == 0, "%d calls on the shared handle failed, the "
+                  "last: %s", atomic_load(&sh.errors), dlock_errstr(sh.l));
+    ck_assert_msg(atomic_load(&sh.overlaps) == 0, "two threads were inside at once %d times",
+                  atomic_load(&sh.overlaps));
+    ck_assert_msg(atomic_load(&sh.counter) == THREADS * THREAD_ROUNDS, "the counter ended at "
+                  "%ld; expected %d", atomic_load(&sh.counter), THREADS * THREAD_ROUNDS);
+    dlock_free(sh.l);
+}
+END_TEST
+
+/* ---- the leader dies ----------------------------------------------------------------- */
+
+/* A release tried again while the client reconnects to a server that
+ * follows the new leader, as the simulator's clients do. */
+static int release_retried(dlock *l)
+{
+    int rc = DLOCK_ERR, i;
+
+    for (i = 0; i < RELEASE_TRIES && rc == DLOCK_ERR; i++) {
+        if (i > 0)
+            harness_sleep_ms(100);
+        rc = dlock_release(l);
+    }
+    return rc;
+}
+
+START_TEST(test_zk_leader_killed_while_held)
+{
+    sim_ensemble e = *harness_ensemble(); /* the fixture reaps what this kills */
+    char err[256];
+    int old, now, rc;
+    dlock *a, *b;
+
+    harness_title("the leader dies while A holds: a new one leads, and A's node is still there");
+    a = zk_take("A", "failover", LEASE_MS);
+    ck_assert_msg((old = sim_ensemble_leader(&e)) >= 0, "no node says it leads");
+    kill(e.node[old].pid, SIGKILL);
+    e.node[old].pid = 0;
+    now = sim_ensemble_wait(&e, SIM_ENSEMBLE_ELECTION_MS, err, sizeof(err));
+    ck_assert_msg(now >= 0 && now != old, "no new leader after node %d died: %s", old, err);
+    b = harness_lock(harness_server(), "failover", LEASE_MS, 0);
+    rc = dlock_acquire(b);
+    ck_assert_msg(rc == DLOCK_BUSY, "B's try after the failover got %s (%s); expected BUSY: "
+                  "A still holds", harness_result(rc), dlock_errstr(b));
+    rc = release_retried(a);
+    ck_assert_msg(rc == DLOCK_OK, "A's release after the failover got %s (%s)",
+                  harness_result(rc), dlock_errstr(a));
+    ck_assert_msg(dlock_acquire(b) == DLOCK_OK, "B could not take the lock A released: %s",
+                  dlock_errstr(b));
+    zk_release_ok(b, "B");
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+/* An error result with a reason in one line, not a crash or a hang. */
+static void assert_error(dlock *l, int rc, const char *situation, const char *word)
+{
+    const char *why = dlock_errstr(l);
+
+    ck_assert_msg(rc == DLOCK_ERR, "%s: expected ERR, got %s", situation, harness_result(rc));
+    ck_assert_msg(why[0] != '\0' && strchr(why, '\n') == NULL && strstr(why, word) != NULL,
+                  "%s: dlock_errstr is \"%s\"; expected one line that says \"%s\"", situation,
+                  why, word);
+}
+
+START_TEST(test_zk_no_ensemble)
+{
+    char err[128];
+    int port = sim_server_free_ports(3, err, sizeof(err)), rc;
+    int64_t t0;
+    dlock_config cfg;
+    dlock *l;
+
+    harness_title("no server listens: acquire returns ERR within its connect timeout");
+    ck_assert_msg(port > 0, "%s", err);
+    harness_config(&cfg, harness_server(), LEASE_MS, 0);
+    cfg.port = port;
+    cfg.timeout_ms = 300;
+    l = dlock_new("nowhere", &cfg);
+    t0 = harness_now_ms();
+    rc = dlock_acquire(l);
+    assert_error(l, rc, "an ensemble that is not there", "answered");
+    ck_assert_msg(harness_now_ms() - t0 < cfg.timeout_ms + 2000, "acquire took %lld ms",
+                  (long long)(harness_now_ms() - t0));
+    if (!CAPS.owner_check) /* else it holds nothing: NOT_OWNER, no call */
+        assert_error(l, dlock_release(l), "a release with no ensemble", "answered");
+    dlock_free(l);
+}
+END_TEST
+
+/* What dlock_new refuses, each in its own words; the handle's calls say so. */
+START_TEST(test_zk_bad_config)
+{
+    static const struct {
+        const char *name, *word;
+        long lease_ms;
+        int nodes;
+        const char *password;
+    } bad[] = {
+        { "a/b", "'/'", LEASE_MS, 3, NULL },
+        { "lease", "lease_ms", 10, 3, NULL },
+        { "nodes", "ensemble's size", LEASE_MS, 0, NULL },
+        { "secret", "password", LEASE_MS, 3, "pw" },
+        /* lock.h allows 50 ms; the ensemble's shortest session is 100 */
+        { "short", "granted a session", 50, 3, NULL },
+    };
+    dlock_config cfg;
+    size_t i;
+    dlock *l;
+
+    harness_title("a bad name, lease, size or password, and a lease the ensemble refuses");
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        harness_config(&cfg, harness_server(), bad[i].lease_ms, 0);
+        cfg.nodes = bad[i].nodes;
+        cfg.password = bad[i].password;
+        l = dlock_new(bad[i].name, &cfg);
+        ck_assert_msg(l != NULL, "dlock_new returned NULL");
+        assert_error(l, dlock_acquire(l), bad[i].name, bad[i].word);
+        dlock_free(l);
+    }
+}
+END_TEST
+
+void zk_add_fault_tcases(Suite *s)
+{
+    TCase *load = zk_tcase("load");
+    TCase *failover = zk_tcase("failover");
+    TCase *errors = zk_tcase("errors");
+
+    tcase_add_test(load, test_zk_counter_contention);
+    tcase_add_test(load, test_zk_shared_handle);
+    tcase_add_test(failover, test_zk_leader_killed_while_held);
+    tcase_add_test(errors, test_zk_no_ensemble);
+    tcase_add_test(errors, test_zk_bad_config);
+    suite_add_tcase(s, load);
+    suite_add_tcase(s, failover);
+    suite_add_tcase(s, errors);
+}

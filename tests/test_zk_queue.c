@@ -1,0 +1,212 @@
+/* test_zk_queue: the queue and the token of a ZooKeeper lock that has
+ * them (v11, Curator's InterProcessMutex): waiters served in the order
+ * they came, a Curator client's node waited for, and the czxid as a
+ * fencing token that grows from holder to holder, also across a leader
+ * change (the contract of tests/test_zk.c, continued). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "zk_tests.h"
+
+#define LEASE_MS 10000     /* never runs out during a test */
+#define SHORT_MS 300       /* a waiter's budget, and the steps between arrivals */
+#define WAITERS 3          /* the order test's queue */
+
+/* The czxid of the only child of the lock name, read by the test. */
+static long long czxid_of_holder(zhandle_t *zh, const char *name)
+{
+    struct String_vector kids = { 0, NULL };
+    char path[256], child[512];
+    struct Stat st;
+    int rc;
+
+    zk_path(path, sizeof(path), name);
+    rc = zoo_get_children(zh, path, 0, &kids);
+    ck_assert_msg(rc == ZOK && kids.count == 1, "'%s' has %d children (%s); expected the "
+                  "holder's alone", name, kids.count, zerror(rc));
+    snprintf(child, sizeof(child), "%s/%s", path, kids.data[0]);
+    deallocate_String_vector(&kids);
+    ck_assert_msg(zoo_exists(zh, child, 0, &st) == ZOK, "cannot read %s", child);
+    return st.czxid;
+}
+
+START_TEST(test_zk_token_is_czxid)
+{
+    zhandle_t *zh = zk_open();
+    long long first, again, second;
+    dlock *a, *b;
+
+    harness_title("the token is the holder's node's czxid, the same on re-entry, higher for "
+                  "the next holder, 0 without a hold");
+    a = harness_lock(harness_server(), "czxid", LEASE_MS, 0);
+    ck_assert_msg(dlock_token(a) == 0, "a token before any acquire: %lld", dlock_token(a));
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the lock: %s", dlock_errstr(a));
+    first = dlock_token(a);
+    ck_assert_msg(first > 0 && first == czxid_of_holder(zh, "czxid"), "A's token %lld is not "
+                  "its node's czxid %lld", first, czxid_of_holder(zh, "czxid"));
+    ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A's re-entry failed: %s", dlock_errstr(a));
+    again = dlock_token(a);
+    ck_assert_msg(again == first, "re-entry changed the token from %lld to %lld", first, again);
+    zk_release_ok(a, "A");
+    zk_release_ok(a, "A");
+    ck_assert_msg(dlock_token(a) == 0, "a token after the last release: %lld", dlock_token(a));
+    b = zk_take("B", "czxid", LEASE_MS);
+    second = dlock_token(b);
+    ck_assert_msg(second > first, "B's token %lld is not above A's %lld", second, first);
+    zk_release_ok(b, "B");
+    dlock_free(b);
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
+/* A new leader starts a new epoch: the high 32 bits of every zxid. */
+START_TEST(test_zk_token_across_leader_change)
+{
+    sim_ensemble e = *harness_ensemble(); /* the fixture reaps what this kills */
+    long long before, after;
+    char err[256];
+    int old, now;
+    dlock *a, *b;
+
+    harness_title("a token drawn after the leader died is above every token before it: a "
+                  "new epoch");
+    a = zk_take("A", "epoch", LEASE_MS);
+    before = dlock_token(a);
+    zk_release_ok(a, "A");
+    ck_assert_msg((old = sim_ensemble_leader(&e)) >= 0, "no node says it leads");
+    kill(e.node[old].pid, SIGKILL);
+    e.node[old].pid = 0;
+    now = sim_ensemble_wait(&e, SIM_ENSEMBLE_ELECTION_MS, err, sizeof(err));
+    ck_assert_msg(now >= 0 && now != old, "no new leader after node %d died: %s", old, err);
+    b = harness_lock(harness_server(), "epoch", LEASE_MS, 10 * SHORT_MS);
+    ck_assert_msg(dlock_acquire(b) == DLOCK_OK, "B could not take the lock after the "
+                  "failover: %s", dlock_errstr(b));
+    after = dlock_token(b);
+    ck_assert_msg(after > before && (after >> 32) > (before >> 32), "B's token %#llx after "
+                  "the leader change is not in a later epoch than A's %#llx", after, before);
+    zk_release_ok(b, "B");
+    dlock_free(b);
+    dlock_free(a);
+}
+END_TEST
+
+/* ---- the queue ------------------------------------------------------------------------ */
+
+typedef struct waiter {
+    dlock *l;
+    int rc;
+    int64_t got_ms; /* when its acquire returned */
+} waiter;
+
+static void *wait_in_line(void *arg)
+{
+    waiter *w = arg;
+
+    w->rc = dlock_acquire(w->l);
+    w->got_ms = harness_now_ms();
+    if (w->rc == DLOCK_OK) {
+        harness_sleep_ms(SHORT_MS / 10);
+        dlock_release(w->l);
+    }
+    return NULL;
+}
+
+START_TEST(test_zk_waiters_in_order)
+{
+    waiter w[WAITERS];
+    pthread_t t[WAITERS];
+    dlock *a = zk_take("A", "line", LEASE_MS);
+    int i;
+
+    harness_title("%d waiters that came one after the other get the lock in that order",
+                  WAITERS);
+    for (i = 0; i < WAITERS; i++) {
+        w[i] = (waiter){ harness_lock(harness_server(), "line", LEASE_MS, 40 * SHORT_MS), -1, 0 };
+        ck_assert_msg(pthread_create(&t[i], NULL, wait_in_line, &w[i]) == 0, "no thread");
+        harness_sleep_ms(SHORT_MS); /* its node is made before the next one comes */
+    }
+    zk_release_ok(a, "A");
+    for (i = 0; i < WAITERS; i++)
+        pthread_join(t[i], NULL);
+    for (i = 0; i < WAITERS; i++) {
+        ck_assert_msg(w[i].rc == DLOCK_OK, "waiter %d got %s (%s)", i, harness_result(w[i].rc),
+                      dlock_errstr(w[i].l));
+        ck_assert_msg(i == 0 || w[i].got_ms >= w[i - 1].got_ms, "waiter %d got the lock "
+                      "before waiter %d, who came first", i, i - 1);
+    }
+    for (i = 0; i < WAITERS; i++)
+        dlock_free(w[i].l);
+    dlock_free(a);
+}
+END_TEST
+
+/* The node a Curator client makes: a container, then
+ * _c_<uuid>-lock-<10 digits>, ephemeral and sequential. */
+static void curator_node(zhandle_t *zh, const char *name, char *out, size_t len)
+{
+    char dir[256], prefix[384];
+    int rc;
+
+    zk_path(dir, sizeof(dir), name);
+    zoo_create(zh, "/lockstep", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    zoo_create(zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0);
+    snprintf(prefix, sizeof(prefix), "%s/_c_0f8e6a9c-3d2b-4c1a-9e7f-5b4a3c2d1e0f-lock-", dir);
+    rc = zoo_create(zh, prefix, "127.0.0.1", 9, &ZOO_OPEN_ACL_UNSAFE,
+                    ZOO_EPHEMERAL_SEQUENTIAL, out, (int)len);
+    ck_assert_msg(rc == ZOK, "the Curator-named node was not made: %s", zerror(rc));
+}
+
+START_TEST(test_zk_curator_node_waited_for)
+{
+    zhandle_t *zh = zk_open();
+    char node[512];
+    waiter w;
+    pthread_t t;
+    dlock *b;
+    int rc;
+
+    harness_title("a node that a Curator client made holds the lock: B waits for it");
+    curator_node(zh, "curator", node, sizeof(node));
+    b = harness_lock(harness_server(), "curator", LEASE_MS, SHORT_MS);
+    rc = dlock_acquire(b);
+    ck_assert_msg(rc == DLOCK_BUSY, "B's acquire while Curator's node %s holds got %s (%s)",
+                  node, harness_result(rc), dlock_errstr(b));
+    ck_assert_msg(zk_nodes(zh, "curator") == 1, "B left %d nodes after it gave up; expected "
+                  "Curator's alone", zk_nodes(zh, "curator"));
+    w = (waiter){ harness_lock(harness_server(), "curator", LEASE_MS, 40 * SHORT_MS), -1, 0 };
+    ck_assert_msg(pthread_create(&t, NULL, wait_in_line, &w) == 0, "no thread");
+    harness_sleep_ms(SHORT_MS);
+    ck_assert_msg(zoo_delete(zh, node, -1) == ZOK, "cannot delete %s", node);
+    pthread_join(t, NULL);
+    ck_assert_msg(w.rc == DLOCK_OK, "the waiter did not get the lock after Curator's node "
+                  "went: %s (%s)", harness_result(w.rc), dlock_errstr(w.l));
+    dlock_free(w.l);
+    dlock_free(b);
+    zk_close(zh);
+}
+END_TEST
+
+void zk_add_queue_tcases(Suite *s)
+{
+    TCase *queue, *epoch;
+
+    if (CAPS.queue) {
+        queue = zk_tcase("queue");
+        tcase_add_test(queue, test_zk_waiters_in_order);
+        tcase_add_test(queue, test_zk_curator_node_waited_for);
+        suite_add_tcase(s, queue);
+    }
+    if (CAPS.token) {
+        epoch = zk_tcase("token");
+        tcase_add_test(epoch, test_zk_token_is_czxid);
+        tcase_add_test(epoch, test_zk_token_across_leader_change); /* last: it kills the leader */
+        suite_add_tcase(s, epoch);
+    }
+}

@@ -1,0 +1,91 @@
+/* zk_tests: a test's own ZooKeeper session, and the lock's nodes as it
+ * reads them. See zk_tests.h. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "zk_observer.h"
+#include "zk_tests.h"
+
+#define CONNECT_MS 10000 /* a loaded machine: a session takes a while */
+#define SESSION_MS 30000 /* the test's own session outlives any election */
+
+static void quiet(const char *message)
+{
+    (void)message;
+}
+
+zhandle_t *zk_open(void)
+{
+    const sim_ensemble *e = harness_ensemble();
+    char hosts[SIM_NODES_MAX * 24];
+    int64_t deadline = harness_now_ms() + CONNECT_MS;
+    size_t used = 0;
+    zhandle_t *zh;
+    int i;
+
+    for (i = 0; i < e->nodes; i++)
+        used += (size_t)snprintf(hosts + used, sizeof(hosts) - used, "%s127.0.0.1:%d",
+                                 i ? "," : "", e->port + i);
+    zh = zookeeper_init2(hosts, NULL, SESSION_MS, NULL, NULL, 0, quiet);
+    ck_assert_msg(zh != NULL, "cannot open a ZooKeeper session to %s", hosts);
+    while (zoo_state(zh) != ZOO_CONNECTED_STATE && harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "no server of %s answered the test's "
+                  "session within %d ms", hosts, CONNECT_MS);
+    return zh;
+}
+
+void zk_close(zhandle_t *zh)
+{
+    zookeeper_close(zh);
+}
+
+void zk_path(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", SIM_ZK_ROOT, name);
+}
+
+int zk_nodes(zhandle_t *zh, const char *name)
+{
+    struct String_vector kids = { 0, NULL };
+    char path[256];
+    int rc, n;
+
+    zk_path(path, sizeof(path), name);
+    if (!CAPS.queue) {
+        rc = zoo_exists(zh, path, 0, NULL);
+        ck_assert_msg(rc == ZOK || rc == ZNONODE, "exists %s: %s", path, zerror(rc));
+        return rc == ZOK;
+    }
+    rc = zoo_get_children(zh, path, 0, &kids);
+    ck_assert_msg(rc == ZOK || rc == ZNONODE, "children of %s: %s", path, zerror(rc));
+    n = rc == ZOK ? kids.count : 0;
+    deallocate_String_vector(&kids);
+    return n;
+}
+
+int zk_holds(zhandle_t *zh, const char *name)
+{
+    return zk_nodes(zh, name) > 0;
+}
+
+dlock *zk_take(const char *who, const char *name, long lease_ms)
+{
+    dlock *l = harness_lock(harness_server(), name, lease_ms, 0);
+    int rc = dlock_acquire(l);
+
+    ck_assert_msg(rc == DLOCK_OK, "expected client %s to take the free lock '%s', got %s (%s)",
+                  who, name, harness_result(rc), dlock_errstr(l));
+    return l;
+}
+
+void zk_release_ok(dlock *l, const char *who)
+{
+    int rc = dlock_release(l);
+
+    ck_assert_msg(rc == DLOCK_OK, "expected client %s's release to return OK, got %s (%s)",
+                  who, harness_result(rc), dlock_errstr(l));
+}

@@ -1,0 +1,47 @@
+/* zk_tests: what the ZooKeeper stages' tests share (tests/test_zk*.c).
+ *
+ * A test reads the lock's nodes with a ZooKeeper session of its own on
+ * the tcase's ensemble (harness_ensemble). Both ZooKeeper stages keep a
+ * lock under /lockstep/<name>: v10's is that node, v11's are its
+ * children, the lowest holding. Helpers fail the test with a sentence. */
+#ifndef LOCKSTEP_ZK_TESTS_H
+#define LOCKSTEP_ZK_TESTS_H
+
+#include <stddef.h>
+#include <check.h>
+#include <zookeeper/zookeeper.h>
+
+#include "lock.h"
+
+/* A tcase with the ensemble fixture and a generous timeout
+ * (tests/test_zk.c). */
+TCase *zk_tcase(const char *name);
+
+/* Adds the tcases of tests/test_zk_faults.c: contention, threads, a
+ * leader's death, errors. */
+void zk_add_fault_tcases(Suite *s);
+
+/* Adds the tcases of tests/test_zk_queue.c, for a stage with a queue or
+ * a token: the order of the waiters, a Curator client's node, the czxid. */
+void zk_add_queue_tcases(Suite *s);
+
+/* A connected session on the tcase's ensemble; zk_close ends it. */
+zhandle_t *zk_open(void);
+void zk_close(zhandle_t *zh);
+
+/* "/lockstep/<name>", the lock's node. */
+void zk_path(char *out, size_t len, const char *name);
+
+/* The lock's nodes: v10's node (0 or 1), or v11's children. */
+int zk_nodes(zhandle_t *zh, const char *name);
+
+/* Someone holds the lock name (it has a node). */
+int zk_holds(zhandle_t *zh, const char *name);
+
+/* Client who takes the free lock name; fails the test if it cannot. */
+dlock *zk_take(const char *who, const char *name, long lease_ms);
+
+/* Client who's release returns OK, or the test fails. */
+void zk_release_ok(dlock *l, const char *who);
+
+#endif
