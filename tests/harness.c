@@ -2,6 +2,8 @@
  * Check suites, and the helpers the tests are written in. See harness.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,6 +367,18 @@ int64_t harness_now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void harness_clock_shim(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    ck_assert_msg(n > 0, "cannot read /proc/self/exe");
+    self[n] = '\0';
+    snprintf(out, len, "%s/../clockshim.so", dirname(self));
+    ck_assert_msg(access(out, R_OK) == 0, "the clock library %s is missing: build it "
+                  "with make", out);
 }
 
 void harness_sleep_ms(long ms)

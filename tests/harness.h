@@ -116,6 +116,9 @@ const char *harness_result(int rc);
 /* ---- time and words --------------------------------------------------------- */
 
 int64_t harness_now_ms(void);
+/* The clock library, build/clockshim.so for build/vN/tests, into out;
+ * fails the test when it is not built. */
+void harness_clock_shim(char *out, size_t len);
 void harness_sleep_ms(long ms);
 
 /* Prints "Test (vN): <what> ..." and starts the clock of the Passed line. */

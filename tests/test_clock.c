@@ -9,7 +9,6 @@
  * two readings), node 1's is not; a second jump past the TTL ends node
  * 0's key, and node 1's lives on. */
 #define _GNU_SOURCE
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,19 +19,6 @@
 
 #define TTL_MS 60000   /* far longer than the test: only a jump ends it */
 #define JUMP_MS 3000
-
-/* build/clockshim.so for build/vN/tests. */
-static void shim_path(char *out, size_t len)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-    ck_assert_msg(n > 0, "cannot read /proc/self/exe");
-    self[n] = '\0';
-    snprintf(out, len, "%s/../clockshim.so", dirname(self));
-    ck_assert_msg(access(out, R_OK) == 0, "the clock library %s is missing: build it "
-                  "with make", out);
-}
 
 /* Each node's key's PTTL, and the ms the two readings took between them. */
 static void pttls(redisContext *c[2], long long ttl[2], long long *took)
@@ -53,7 +39,7 @@ START_TEST(test_clock_jump_moves_one_server)
     int64_t since;
 
     harness_title("a clock jump of %d ms shortens that server's TTLs only", JUMP_MS);
-    shim_path(shim, sizeof(shim));
+    harness_clock_shim(shim, sizeof(shim));
     ck_assert_msg(sim_cluster_start_clock(&cl, 2, 0, shim, err, sizeof(err)) == 0,
                   "cannot start two servers under the clock library: %s", err);
     for (int i = 0; i < 2; i++) {

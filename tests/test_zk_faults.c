@@ -4,6 +4,7 @@
  * tests/test_zk.c, continued). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,6 +25,9 @@
 #define THREAD_ROUNDS 25   /* ... times increments each, all on one handle */
 #define COUNTERS "/counters" /* where the contention test counts */
 #define RELEASE_TRIES 10   /* a release while the client finds the new leader */
+#define CLOCK_SESSION_MS 1000 /* the clock test's session: a lease of the matrix's size */
+#define CLOCK_JUMP_MS 60000   /* sixty such sessions */
+#define CLOCK_TCASE_S 240     /* three JVMs of its own on a loaded 2-core machine */
 
 /* ---- contention ------------------------------------------------------------------ */
 
@@ -222,6 +226,60 @@ START_TEST(test_zk_leader_killed_while_held)
 }
 END_TEST
 
+/* ---- the wall clock jumps ----------------------------------------------------------------- */
+
+/* path's ctime, as the leader stamped it from its wall clock. */
+static int64_t create_ctime(zhandle_t *zh, const char *path)
+{
+    struct Stat st;
+    int rc = zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+
+    ck_assert_msg(rc == ZOK, "create %s: %s (a session the jump expired says so)", path,
+                  zerror(rc));
+    rc = zoo_exists(zh, path, 0, &st);
+    ck_assert_msg(rc == ZOK, "exists %s: %s", path, zerror(rc));
+    return st.ctime;
+}
+
+/* An ensemble of its own, every server under the clock library: the
+ * jump must show where ZooKeeper reads the wall clock (a node's ctime),
+ * and a session must outlive many of its timeouts of wall clock. */
+START_TEST(test_zk_clock_jump_keeps_sessions)
+{
+    char dir[SIM_PATH_LEN], shim[PATH_MAX], err[512];
+    int64_t before, after, t0, took;
+    sim_ensemble e;
+    zhandle_t *zh;
+    int i;
+
+    harness_title("every server's wall clock jumps %d s: a node's ctime jumps with it, and a "
+                  "%d ms session lives on", CLOCK_JUMP_MS / 1000, CLOCK_SESSION_MS);
+    harness_clock_shim(shim, sizeof(shim));
+    ck_assert_msg(sim_tempdir_create(dir, sizeof(dir), err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(sim_ensemble_start_clock(&e, dir, 3, shim, err, sizeof(err)) == 0,
+                  "cannot start an ensemble under the clock library: %s", err);
+    zh = zk_open_on(&e, CLOCK_SESSION_MS);
+    t0 = harness_now_ms();
+    before = create_ctime(zh, "/before-the-jump");
+    for (i = 0; i < e.nodes; i++)
+        ck_assert_msg(sim_ensemble_clock_jump(&e, i, CLOCK_JUMP_MS, err, sizeof(err)) == 0,
+                      "%s", err);
+    harness_sleep_ms(3 * CLOCK_SESSION_MS);
+    ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "the session is not connected 3 "
+                  "timeouts after the jump (state %d): its expiry followed the wall clock",
+                  zoo_state(zh));
+    after = create_ctime(zh, "/after-the-jump");
+    took = harness_now_ms() - t0;
+    ck_assert_msg(after - before >= CLOCK_JUMP_MS && after - before <= CLOCK_JUMP_MS + took,
+                  "the nodes' ctimes are %lld ms apart, %lld ms of real time; expected the "
+                  "jump's %d ms more: the leader's wall clock did not move",
+                  (long long)(after - before), (long long)took, CLOCK_JUMP_MS);
+    zk_close(zh);
+    sim_ensemble_stop(&e);
+    sim_tempdir_remove(dir);
+}
+END_TEST
+
 /* ---- errors ------------------------------------------------------------------------------ */
 
 /* An error result with a reason in one line, not a crash or a hang. */
@@ -298,6 +356,7 @@ void zk_add_fault_tcases(Suite *s)
     TCase *load = zk_tcase("load");
     TCase *failover = zk_tcase("failover");
     TCase *errors = zk_tcase("errors");
+    TCase *clock = tcase_create("clock");
 
     tcase_add_test(load, test_zk_counter_contention);
     tcase_add_test(load, test_zk_shared_handle);
@@ -307,4 +366,8 @@ void zk_add_fault_tcases(Suite *s)
     suite_add_tcase(s, load);
     suite_add_tcase(s, failover);
     suite_add_tcase(s, errors);
+    tcase_add_checked_fixture(clock, harness_test_setup, harness_test_teardown);
+    tcase_set_timeout(clock, CLOCK_TCASE_S);
+    tcase_add_test(clock, test_zk_clock_jump_keeps_sessions);
+    suite_add_tcase(s, clock);
 }

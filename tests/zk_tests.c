@@ -19,7 +19,11 @@ static void quiet(const char *message)
 
 zhandle_t *zk_open(void)
 {
-    const sim_ensemble *e = harness_ensemble();
+    return zk_open_on(harness_ensemble(), SESSION_MS);
+}
+
+zhandle_t *zk_open_on(const sim_ensemble *e, int session_ms)
+{
     char hosts[SIM_NODES_MAX * 24];
     int64_t deadline = harness_now_ms() + CONNECT_MS;
     size_t used = 0;
@@ -29,7 +33,7 @@ zhandle_t *zk_open(void)
     for (i = 0; i < e->nodes; i++)
         used += (size_t)snprintf(hosts + used, sizeof(hosts) - used, "%s127.0.0.1:%d",
                                  i ? "," : "", e->port + i);
-    zh = zookeeper_init2(hosts, NULL, SESSION_MS, NULL, NULL, 0, quiet);
+    zh = zookeeper_init2(hosts, NULL, session_ms, NULL, NULL, 0, quiet);
     ck_assert_msg(zh != NULL, "cannot open a ZooKeeper session to %s", hosts);
     while (zoo_state(zh) != ZOO_CONNECTED_STATE && harness_now_ms() < deadline)
         harness_sleep_ms(5);

@@ -11,6 +11,7 @@
 #include <check.h>
 #include <zookeeper/zookeeper.h>
 
+#include "ensemble.h"
 #include "lock.h"
 
 /* A tcase with the ensemble fixture and a generous timeout
@@ -28,6 +29,9 @@ void zk_add_queue_tcases(Suite *s);
 /* A connected session on the tcase's ensemble; zk_close ends it. */
 zhandle_t *zk_open(void);
 void zk_close(zhandle_t *zh);
+
+/* The same on ensemble e, with a session of session_ms. */
+zhandle_t *zk_open_on(const sim_ensemble *e, int session_ms);
 
 /* "/lockstep/<name>", the lock's node. */
 void zk_path(char *out, size_t len, const char *name);

@@ -364,9 +364,12 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     cfg.connect = connect_lock;
     cfg.connect_arg = w;
     /* A lock that takes no provider (a ZooKeeper stage) finds its servers
-     * here: node i at port + i. */
+     * here: node i at port + i, through the proxy when the run has one
+     * (its routes to the nodes are consecutive ports too). */
     cfg.host = "127.0.0.1";
-    cfg.port = atomic_load(&ctl->node_port[0]);
+    cfg.port = atomic_load(&ctl->client[client].via_port[0]) > 0
+               ? atomic_load(&ctl->client[client].via_port[0])
+               : atomic_load(&ctl->node_port[0]);
     cfg.timeout_ms = ctl->timeout_ms;
     if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {
         snprintf(errstr, len, "dlock_new: out of memory");

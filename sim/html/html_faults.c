@@ -133,6 +133,12 @@ static int fault_mark(const sim_svg *s, size_t i, sim_svg_mark *m)
     case SIM_EV_CUT_BEGIN:
         return cut_mark(s, i, m, who, at);
     case SIM_EV_CLOCK_JUMP:
+        if (strcmp(e->detail, "forward") != 0) { /* an ensemble's: "every server" */
+            snprintf(m->label, sizeof(m->label), "clocks +%lld ms", (long long)e->value);
+            snprintf(m->tip, sizeof(m->tip), "%s's wall clock jumped %lld ms forward at %ld ms",
+                     e->detail, (long long)e->value, at);
+            return 1;
+        }
         if (s->nodes > 1)
             snprintf(m->label, sizeof(m->label), "node %d's clock +%lld ms", e->node,
                      (long long)e->value);

@@ -54,7 +54,9 @@ static void jump_say(char *buf, size_t len, const sim_verdict *v, const sim_even
     char did[SIM_REPORT_SENTENCE / 2], whose[32];
 
     jump_did(did, sizeof(did), v, ev, n, e->node, e->t_ns, t0);
-    if (v->nodes < 2)
+    if (strcmp(e->detail, "forward") != 0)
+        sim_report_put(whose, sizeof(whose), "%s's", e->detail); /* "every server" */
+    else if (v->nodes < 2)
         sim_report_put(whose, sizeof(whose), "the server's");
     else
         sim_report_put(whose, sizeof(whose), "node %d's", e->node);

@@ -26,58 +26,23 @@ static void node_name(const sim_cluster *cl, int i, char *out, size_t len)
         snprintf(out, len, "node%d", i);
 }
 
-/* ---- the nodes' clocks -----------------------------------------------------
- * Each node's clock offset is an int64 of milliseconds in a file of its
- * own, which the node's clock library maps and reads at every reading of
- * the time (clockshim.c): the jump stores into the same page, atomically,
- * so no reading sees half of it. */
-
-static int clock_file_create(sim_cluster *cl, int i, char *errstr, size_t len)
-{
-    char path[sizeof(cl->clock_file[i])];
-    int64_t zero = 0;
-    int fd, ok;
-
-    snprintf(path, sizeof(path), "%.*s/node%d.clock", SIM_PATH_LEN, cl->dir, i % SIM_NODES_MAX);
-    memcpy(cl->clock_file[i], path, sizeof(path));
-    fd = open(cl->clock_file[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    ok = fd >= 0 && write(fd, &zero, sizeof(zero)) == (ssize_t)sizeof(zero);
-    if (fd >= 0 && close(fd) != 0)
-        ok = 0;
-    return ok ? 0 : sim_error(errstr, len, "%s: %s", cl->clock_file[i], strerror(errno));
-}
-
 /* Starts node i as name, under the clock library when the cluster has one. */
 static int start_node(sim_cluster *cl, int i, const char *name, char *errstr, size_t len)
 {
-    char preload[PATH_MAX + 16], file[sizeof(cl->clock_file[i]) + 32];
-    const char *env[] = { preload, file, NULL };
+    sim_clock_env ce;
 
     if (cl->clock_shim == NULL)
         return sim_server_start(&cl->node[i], cl->dir, name, NULL, errstr, len);
-    snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", cl->clock_shim);
-    snprintf(file, sizeof(file), "LOCKSTEP_CLOCK_FILE=%s", cl->clock_file[i]);
-    return sim_server_start_env(&cl->node[i], cl->dir, name, NULL, env, errstr, len);
+    sim_clockfile_env(&ce, cl->clock_shim, cl->clock_file[i]);
+    return sim_server_start_env(&cl->node[i], cl->dir, name, NULL, ce.env, errstr, len);
 }
 
 int sim_cluster_clock_jump(sim_cluster *cl, int i, long ms, char *errstr, size_t len)
 {
-    _Atomic int64_t *offset;
-    int fd;
-
     if (cl->clock_shim == NULL || i < 0 || i >= cl->nodes)
         return sim_error(errstr, len, "node %d's clock cannot jump: its servers were not "
                          "started under the clock library", i);
-    fd = open(cl->clock_file[i], O_RDWR | O_CLOEXEC);
-    offset = fd >= 0 ? mmap(NULL, sizeof(*offset), PROT_READ | PROT_WRITE, MAP_SHARED,
-                            fd, 0) : MAP_FAILED;
-    if (fd >= 0)
-        close(fd);
-    if (offset == MAP_FAILED)
-        return sim_error(errstr, len, "%s: %s", cl->clock_file[i], strerror(errno));
-    atomic_fetch_add(offset, (int64_t)ms);
-    munmap((void *)offset, sizeof(*offset));
-    return 0;
+    return sim_clockfile_jump(cl->clock_file[i], ms, errstr, len);
 }
 
 int sim_cluster_start(sim_cluster *cl, int nodes, unsigned flags, char *errstr,
@@ -104,7 +69,7 @@ int sim_cluster_start_clock(sim_cluster *cl, int nodes, unsigned flags,
     for (i = 0; i < nodes && rc == 0; i++) {
         node_name(cl, i, name, sizeof(name));
         if (shim != NULL)
-            rc = clock_file_create(cl, i, errstr, len);
+            rc = sim_clockfile_create(cl->clock_file[i], cl->dir, name, errstr, len);
         if (rc == 0)
             rc = start_node(cl, i, name, errstr, len);
     }

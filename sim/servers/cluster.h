@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "clockfile.h"
 #include "server.h"
 #include "stage.h"
 #include "tempdir.h"
@@ -41,7 +42,7 @@ typedef struct sim_cluster {
     sim_server resource;     /* pid 0 unless SIM_CLUSTER_RESOURCE */
     int restarts;            /* names each restarted node's dir */
     const char *clock_shim;  /* the clock library the nodes run under; NULL: none */
-    char clock_file[SIM_NODES_MAX][SIM_PATH_LEN + 32]; /* each node's clock offset */
+    char clock_file[SIM_NODES_MAX][SIM_CLOCKFILE_LEN]; /* each node's clock offset */
 } sim_cluster;
 
 /* A temp dir, nodes masters (1 to SIM_NODES_MAX), and the servers named

@@ -159,6 +159,7 @@ static int launch(sim_ensemble *e, int i, const char *name, char *errstr, size_t
         "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg, NULL,
     };
     int port = e->port + i;
+    sim_clock_env ce;
 
     if (sim_server_make_dir(&e->node[i], e->parent, name, errstr, len) != 0)
         return -1;
@@ -167,7 +168,15 @@ static int launch(sim_ensemble *e, int i, const char *name, char *errstr, size_t
     snprintf(tmp, sizeof(tmp), "-Djava.io.tmpdir=%s", e->node[i].dir);
     if (write_config(e, i, errstr, len) != 0)
         return -1;
-    return sim_server_exec(&e->node[i], "java", args, LOG_NAME, errstr, len);
+    if (e->clock_shim == NULL)
+        return sim_server_exec(&e->node[i], "java", args, NULL, LOG_NAME, errstr, len);
+    /* The first start makes the node's clock file in the ensemble's
+     * parent dir; a restart keeps it, and so the node's clock. */
+    if (e->clock_file[i][0] == '\0' &&
+        sim_clockfile_create(e->clock_file[i], e->parent, name, errstr, len) != 0)
+        return -1;
+    sim_clockfile_env(&ce, e->clock_shim, e->clock_file[i]);
+    return sim_server_exec(&e->node[i], "java", args, ce.env, LOG_NAME, errstr, len);
 }
 
 /* The first line of node i's log that names an exception, into buf
@@ -312,9 +321,16 @@ static int start_once(sim_ensemble *e, char *errstr, size_t len)
 int sim_ensemble_start(sim_ensemble *e, const char *parent_dir, int nodes,
                        char *errstr, size_t len)
 {
+    return sim_ensemble_start_clock(e, parent_dir, nodes, NULL, errstr, len);
+}
+
+int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
+                             const char *shim, char *errstr, size_t len)
+{
     int attempt, rc = -1;
 
     memset(e, 0, sizeof(*e));
+    e->clock_shim = shim;
     if (nodes < 1 || nodes > SIM_NODES_MAX)
         return sim_error(errstr, len, "an ensemble of %d nodes: give 1 to %d", nodes,
                          SIM_NODES_MAX);
@@ -331,6 +347,14 @@ int sim_ensemble_start(sim_ensemble *e, const char *parent_dir, int nodes,
     if (rc != 0)
         sim_ensemble_stop(e);
     return rc == 0 ? 0 : -1;
+}
+
+int sim_ensemble_clock_jump(sim_ensemble *e, int i, long ms, char *errstr, size_t len)
+{
+    if (e->clock_shim == NULL || i < 0 || i >= e->nodes || e->clock_file[i][0] == '\0')
+        return sim_error(errstr, len, "ZooKeeper node %d's clock cannot jump: the ensemble "
+                         "was not started under the clock library", i);
+    return sim_clockfile_jump(e->clock_file[i], ms, errstr, len);
 }
 
 void sim_ensemble_down(sim_ensemble *e, int i)

@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 
+#include "clockfile.h"
 #include "server.h"
 #include "stage.h"
 
@@ -60,6 +61,8 @@ typedef struct sim_ensemble {
     sim_server node[SIM_NODES_MAX];   /* pid 0 while a node is down */
     char parent[SIM_PATH_LEN];        /* the dir the nodes' dirs live in */
     int restarts;                     /* names each restarted node's dir */
+    const char *clock_shim;           /* the clock library the nodes run under; NULL: none */
+    char clock_file[SIM_NODES_MAX][SIM_CLOCKFILE_LEN]; /* each node's clock offset */
 } sim_ensemble;
 
 /* Starts nodes (1 to SIM_NODES_MAX) servers, each in a new dir of
@@ -67,6 +70,17 @@ typedef struct sim_ensemble {
  * running. */
 int sim_ensemble_start(sim_ensemble *e, const char *parent_dir, int nodes,
                        char *errstr, size_t len);
+
+/* The same, every node's java run under the clock library at shim (a
+ * path that outlives the ensemble), with a wall clock that
+ * sim_ensemble_clock_jump moves; a restarted node keeps its clock. */
+int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
+                             const char *shim, char *errstr, size_t len);
+
+/* Node i's wall clock jumps ms forward, on top of its earlier jumps, at
+ * its next reading of the time. Only the wall clock moves: what the JVM
+ * times with System.nanoTime (the monotonic clock) does not. */
+int sim_ensemble_clock_jump(sim_ensemble *e, int i, long ms, char *errstr, size_t len);
 
 /* Sends a four-letter word to the server on 127.0.0.1:port and reads its
  * answer up to EOF (or as much as fits) into out. 0, or -1 when it does

@@ -23,6 +23,7 @@
 #define PAIRS_MAX 128    /* connections at once: a client keeps two or three
                           * per node, and makes new ones after a timeout */
 #define BUF_SIZE 16384
+#define LISTEN_ATTEMPTS 20 /* first ports tried for a client's consecutive ones */
 #define POLL_MS 100      /* how often the relay checks that its parent lives */
 
 /* Bytes read from one side, still to be written to the other. */
@@ -66,6 +67,9 @@ static int is_cut(const relay *r, int route)
 
 /* ---- the routes' ports, bound before the fork ------------------------------ */
 
+/* Listens on 127.0.0.1:*port, or on a free port when *port is 0, which
+ * it then names. -1 with errstr; *port is left 0 when the port asked for
+ * was taken. */
 static int listen_loopback(int *port, char *errstr, size_t len)
 {
     struct sockaddr_in a;
@@ -77,7 +81,13 @@ static int listen_loopback(int *port, char *errstr, size_t len)
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0 ||
+    a.sin_port = htons((unsigned short)*port);
+    if (*port != 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        *port = 0;
+        close(fd);
+        return -1;
+    }
+    if ((*port == 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) || listen(fd, 64) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
         sim_error(errstr, len, "proxy: cannot listen on 127.0.0.1: %s", strerror(errno));
         close(fd);
@@ -254,25 +264,56 @@ static void close_listeners(relay *r)
         close(r->listen_fd[i]);
 }
 
+/* A client's routes to the nodes listen on consecutive ports, as the
+ * nodes themselves do: a lock that is given one port and a count (a
+ * ZooKeeper connect string, node i at port + i) reaches them through
+ * the proxy too. A free first port whose next ones are taken is tried
+ * again elsewhere. */
+static int listen_client(relay *r, int client, char *errstr, size_t len)
+{
+    for (int attempt = 0; attempt < LISTEN_ATTEMPTS; attempt++) {
+        int first = r->routes, base = 0, port, node;
+
+        for (node = 0; node < r->ctl->nodes; node++) {
+            port = node == 0 ? 0 : base + node;
+            if (port > 65535) {
+                port = 0; /* past the last port: try another first one */
+                break;
+            }
+            if ((r->listen_fd[r->routes] = listen_loopback(&port, errstr, len)) < 0)
+                break;
+            if (node == 0)
+                base = port;
+            r->routes++;
+        }
+        if (node == r->ctl->nodes) {
+            for (node = 0; node < r->ctl->nodes; node++)
+                atomic_store(&r->ctl->client[client].via_port[node], base + node);
+            return 0;
+        }
+        while (r->routes > first)
+            close(r->listen_fd[--r->routes]);
+        if (node == 0 || port != 0)
+            return -1; /* not a taken port: a failure another port would not mend */
+    }
+    return sim_error(errstr, len, "proxy: no %d consecutive free ports on 127.0.0.1 in %d tries",
+                     r->ctl->nodes, LISTEN_ATTEMPTS);
+}
+
 int sim_proxy_start(sim_proxy *p, sim_control *ctl, int clients, char *errstr,
                     size_t len)
 {
     relay r = { .ctl = ctl, .routes = 0, .parent = getpid() };
     pid_t pid;
-    int port;
 
     p->pid = 0;
     if (clients < 1 || clients > SIM_CLIENTS_MAX || ctl->nodes < 1 || ctl->nodes > SIM_NODES_MAX)
         return sim_error(errstr, len, "proxy: %d clients and %d nodes: give 1 to %d and 1 to %d",
                          clients, ctl->nodes, SIM_CLIENTS_MAX, SIM_NODES_MAX);
     for (int c = 0; c < clients; c++)
-        for (int node = 0; node < ctl->nodes; node++) {
-            if ((r.listen_fd[r.routes] = listen_loopback(&port, errstr, len)) < 0) {
-                close_listeners(&r);
-                return -1;
-            }
-            r.routes++;
-            atomic_store(&ctl->client[c].via_port[node], port);
+        if (listen_client(&r, c, errstr, len) != 0) {
+            close_listeners(&r);
+            return -1;
         }
     if ((pid = sim_proc_fork(errstr, len)) < 0) {
         close_listeners(&r);

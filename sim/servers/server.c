@@ -412,10 +412,11 @@ int sim_server_make_dir(sim_server *s, const char *parent_dir, const char *name,
 }
 
 int sim_server_exec(sim_server *s, const char *program, const char *const *args,
-                    const char *log_name, char *errstr, size_t len)
+                    const char *const *env, const char *log_name, char *errstr, size_t len)
 {
     spawn_plan plan;
     size_t n = 0, i;
+    int rc;
 
     memset(&plan, 0, sizeof(plan));
     if (find_program(program, plan.exe, sizeof(plan.exe), errstr, len) != 0)
@@ -429,7 +430,9 @@ int sim_server_exec(sim_server *s, const char *program, const char *const *args,
     plan.argv[n] = NULL;
     plan.dir = s->dir;
     snprintf(plan.log, sizeof(plan.log), "%s/%s", s->dir, log_name);
-    return spawn(s, &plan, errstr, len);
+    rc = plan_env(&plan, env, errstr, len) != 0 || spawn(s, &plan, errstr, len) != 0;
+    free(plan.envp);
+    return rc ? -1 : 0;
 }
 
 static int launch(sim_server *s, const char *what, const char *const *args,

@@ -67,12 +67,13 @@ int sim_server_launch(sim_server *s, const char *what, const char *const *args,
 
 /* For a server that is no redis-server (a ZooKeeper node): starts program,
  * found in $PATH, with args (NULL-terminated) in s's dir (made by
- * sim_server_make_dir), its stdout and stderr into log_name there, as a
+ * sim_server_make_dir), with env added to its environment as for
+ * sim_server_start_env, its stdout and stderr into log_name there, as a
  * child that dies with us and joins the registry, like every server.
  * It does not wait: whether the program serves is the caller's to ask.
  * s->port stays as the caller set it. */
 int sim_server_exec(sim_server *s, const char *program, const char *const *args,
-                    const char *log_name, char *errstr, size_t len);
+                    const char *const *env, const char *log_name, char *errstr, size_t len);
 
 /* The last lines of log_name in s's dir, joined with " | ", for an error
  * message; "" when there is none. */

@@ -12,6 +12,9 @@
  *   down      a server is killed and stays down
  *   restart   a server comes back on its ports with an empty data dir,
  *             and syncs from the leader
+ *   clock     every server's wall clock jumps forward (the clock library
+ *             preloaded into each java): sessions are timed by the
+ *             monotonic clock, so only the nodes' ctime and mtime move
  *
  * Its observer (zk_observer.h) reads who holds the lock from the
  * ensemble; clients sync with it through the control block.
@@ -77,7 +80,9 @@ static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
     z->on = &z->ens;
     if ((flags & SIM_SERVERS_SHARED) && shared.nodes == s->nodes)
         z->on = &shared;
-    else if (sim_ensemble_start(&z->ens, s->dir, s->nodes, errstr, len) != 0)
+    else if (sim_ensemble_start_clock(&z->ens, s->dir, s->nodes,
+                                      (flags & SIM_SERVERS_CLOCK) ? s->clock_shim : NULL,
+                                      errstr, len) != 0)
         return -1;
     for (i = 0; i < s->nodes; i++)
         s->port[i] = z->on->port + i;
@@ -167,6 +172,24 @@ static int restart(sim_servers *s, int node, char *errstr, size_t len)
     return 0;
 }
 
+/* Every server's wall clock jumps, so the leader's does, whichever leads:
+ * it stamps each node's ctime and mtime, and it expires the sessions.
+ * The lock has one lane, so the jump is recorded there, once. */
+static int clock_jump(sim_servers *s, int node, long ms, char *errstr, size_t len)
+{
+    zk_kind *z = self(s);
+
+    (void)node;
+    if (z->on != &z->ens)
+        return sim_error(errstr, len, "clock-jump: the run shares its ensemble; start it "
+                         "without SIM_SERVERS_SHARED");
+    for (int i = 0; i < z->ens.nodes; i++)
+        if (sim_ensemble_clock_jump(&z->ens, i, ms, errstr, len) != 0)
+            return -1;
+    sim_history_add_node(s->h, 0, SIM_EV_CLOCK_JUMP, ms, "every server");
+    return 0;
+}
+
 /* The observer reads the ensemble once more: every change the clients
  * made is recorded. */
 static void drain(sim_servers *s)
@@ -213,6 +236,6 @@ static void unshare(void)
 }
 
 const sim_servers_kind sim_servers_zookeeper = {
-    "zookeeper", start, attach, prepare, failover, down, restart, drain, stop, NULL, share,
-    unshare,
+    "zookeeper", start, attach, prepare, failover, down, restart, drain, stop, clock_jump,
+    share, unshare,
 };
