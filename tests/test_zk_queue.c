@@ -16,7 +16,7 @@
 
 #define LEASE_MS 10000     /* never runs out during a test */
 #define SHORT_MS 300       /* a waiter's budget, and the steps between arrivals */
-#define WAITERS 3          /* the order test's queue */
+#define WAITERS 6          /* the order test's queue: a herd keeps their order 1 time in 720 */
 
 /* The czxid of the only child of the lock name, read by the test. */
 static long long czxid_of_holder(zhandle_t *zh, const char *name)
