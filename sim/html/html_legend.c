@@ -110,6 +110,8 @@ void sim_svg_legend(sim_svg *s)
         else if (k >= SIM_SW_ME)
             snprintf(words, sizeof(words), "%s: %s", sim_anomaly_name(kind),
                      sim_report_heading(kind));
+        else if (k == SIM_SW_KEY && s->sessions)
+            snprintf(words, sizeof(words), "a client's node: it goes when its session ends");
         else
             snprintf(words, sizeof(words), "%s", legend_words[k]);
         fputs("<li><svg class=\"tl swatch\" width=\"30\" height=\"20\" "

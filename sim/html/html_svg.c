@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "html_svg.h"
+#include "lanes.h"
 #include "scenarios.h"
 
 #define PX_PER_LEASE 200 /* the scale, unless the run is too long */
@@ -189,7 +190,9 @@ static void key_span(sim_svg *s, const sim_key_span *k, double y)
         snprintf(until, sizeof(until), "the end of the run");
     else
         snprintf(until, sizeof(until), "%ld ms", sim_report_ms(k->to_ns, s->t0));
-    if (k->ttl_ns == INT64_MAX)
+    if (s->sessions)
+        snprintf(since, sizeof(since), "bound to its session");
+    else if (k->ttl_ns == INT64_MAX)
         snprintf(since, sizeof(since), "never a TTL");
     else if (ttl > k->from_ns)
         snprintf(since, sizeof(since), "a TTL from %ld ms", sim_report_ms(ttl, s->t0));
@@ -197,13 +200,16 @@ static void key_span(sim_svg *s, const sim_key_span *k, double y)
         snprintf(since, sizeof(since), "with a TTL");
     snprintf(attrs, sizeof(attrs), "class=\"key\" data-owner=\"%s\" data-ttl=\"%s\"",
              who, k->ttl_ns == INT64_MAX ? "no" : "yes");
-    sim_svg_group(s, attrs, "%s's key: %ld ms to %s, %s", who,
+    sim_svg_group(s, attrs, "%s's %s: %ld ms to %s, %s", who, s->sessions ? "node" : "key",
                   sim_report_ms(k->from_ns, s->t0), until, since);
     snprintf(attrs, sizeof(attrs), "fill=\"%s\" fill-opacity=\"0.85\"", colour);
     sim_svg_rect(s, x, band, w, SIM_SVG_BAND_H, attrs);
-    if (xt < x + w - 0.5)
+    if (xt < x + w - 0.5 || s->sessions)
         SIM_SVG_USE(s, SIM_SW_KEY);
-    /* Without a TTL: hatched, for it will never go away by itself. */
+    /* Without a TTL: hatched, for it will never go away by itself. A
+     * ZooKeeper node has none either, but goes with its session. */
+    if (s->sessions)
+        xt = x;
     if (xt > x + 0.5) {
         SIM_SVG_USE(s, SIM_SW_KEY_NO_TTL);
         sim_svg_rect(s, x, band, xt - x, SIM_SVG_BAND_H, "fill=\"url(#hatch)\"");
@@ -533,6 +539,7 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
      * could not name them. */
     if (s.v->nodes > 1 && s.v->nodes <= SIM_HISTORY_NODES_MAX)
         s.nodes = s.v->nodes;
+    s.sessions = sim_lanes_sessions(run->ev, run->n);
     scale(&s, run);
     sim_svg_collect_faults(&s);
     rows = me_rows(&s, row);

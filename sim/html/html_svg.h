@@ -45,6 +45,7 @@ typedef struct sim_svg {
     int width, height;     /* the whole picture */
     int lanes;             /* client lanes */
     int nodes;             /* key lanes: the Redis nodes that hold the key */
+    int sessions;          /* the keys are ZooKeeper nodes, bound to sessions */
     int y_clients;         /* the first client lane's top */
     unsigned used;         /* 1 << SIM_SW_*: the symbols drawn */
     double (*boxes)[4];    /* the labels claimed so far: x0 y0 x1 y1 */

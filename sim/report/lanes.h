@@ -16,6 +16,7 @@
  *   int  sim_lanes_read(sim_lanes *l, const sim_event *ev, size_t n,
  *                       int clients, int64_t end, const sim_verdict *v);
  *   void sim_lanes_free(sim_lanes *l);
+ *   int  sim_lanes_sessions(const sim_event *ev, size_t n);
  */
 #ifndef SIM_LANES_H
 #define SIM_LANES_H
@@ -71,5 +72,10 @@ int sim_lanes_read(sim_lanes *l, const sim_event *ev, size_t n, int clients,
                    int64_t end, const sim_verdict *v);
 
 void sim_lanes_free(sim_lanes *l);
+
+/* Whether the history's keys are ZooKeeper nodes, which go with their
+ * maker's session rather than by a TTL (the observer names their
+ * creation "create", or "first" when it found one already there). */
+int sim_lanes_sessions(const sim_event *ev, size_t n);
 
 #endif

@@ -290,3 +290,12 @@ void sim_lanes_free(sim_lanes *l)
     free(l->st);
     memset(l, 0, sizeof(*l));
 }
+
+int sim_lanes_sessions(const sim_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].type == SIM_EV_KEY && (strcmp(ev[i].detail, "create") == 0 ||
+                                         strcmp(ev[i].detail, "first") == 0))
+            return 1;
+    return 0;
+}

@@ -391,12 +391,10 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     choose_scale(tl, tl->end - t0, lease_ms);
     sim_report_leases(tl->own_leases, sizeof(tl->own_leases), ev, n, lease_ms);
     tl->width = (int)((tl->end - t0) / tl->per_col) + 1 + SLACK;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (ev[i].client >= clients)
             clients = ev[i].client + 1;
-        tl->sessions |= ev[i].type == SIM_EV_KEY && (strcmp(ev[i].detail, "create") == 0 ||
-                                                     strcmp(ev[i].detail, "first") == 0);
-    }
+    tl->sessions = sim_lanes_sessions(ev, n);
     tl->clients = clients;
     tl->lanes = clients < MAX_LANES ? clients : MAX_LANES;
     tl->nodes = nodes > 1 && nodes <= SIM_HISTORY_NODES_MAX ? nodes : 1;
