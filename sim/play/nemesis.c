@@ -58,10 +58,16 @@ void sim_nemesis_stopped(sim_nemesis *n, int client)
 
 /* ---- links ------------------------------------------------------------------- */
 
-/* One event per node of the set, so that each node's lane can tell it. */
+/* One event per node of the set, so that each node's lane can tell it;
+ * one in all when the nodes share the lock's one lane (an ensemble). */
 static void record_link(sim_nemesis *n, int client, unsigned nodes, sim_event_type type,
                         long long value, const char *detail)
 {
+    if (n->srv->lanes == 1) {
+        if (nodes != 0)
+            sim_history_add_link(n->h, client, 0, type, value, detail);
+        return;
+    }
     for (int node = 0; node < SIM_NODES_MAX; node++)
         if (nodes & (1u << node))
             sim_history_add_link(n->h, client, node, type, value, detail);

@@ -54,6 +54,10 @@ int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
 
 void sim_runner_free(sim_run *run);
 
+/* Whether s's fault touches a server (kills it, moves its clock): a run
+ * whose fault touches none may share its servers with other runs. */
+int sim_runner_faults_servers(const sim_scenario *s);
+
 /* One cell of a matrix: a scenario against a stage. */
 typedef struct sim_cell {
     const sim_scenario *s;
