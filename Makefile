@@ -26,16 +26,19 @@
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.
 
 # The stages: one line each in sim/stages.def, read here as
-# number:folder:base:server. Everything below comes from that list: a new
+# number:folder:base (the scripts' stage list), and the kind of server of
+# each as number:server. Everything below comes from that list: a new
 # stage is its folder and its line there.
-STAGE_SED := s/^SIM_STAGE(\([0-9]*\), *"\([^"]*\)", *\([0-9]*\), *\([a-z]*\),.*/\1:\2:\3:\4/p
+STAGE_SED := s/^SIM_STAGE(\([0-9]*\), *"\([^"]*\)", *\([0-9]*\),.*/\1:\2:\3/p
+SERVER_SED := s/^SIM_STAGE(\([0-9]*\), *"[^"]*", *[0-9]*, *\([a-z]*\),.*/\1:\2/p
 STAGE_LINES := $(shell sed -n '$(STAGE_SED)' sim/stages.def)
+STAGE_SERVERS := $(shell sed -n '$(SERVER_SED)' sim/stages.def)
 ifeq ($(STAGE_LINES),)
   $(error sim/stages.def lists no stage: restore it from git)
 endif
 STAGES := $(foreach l,$(STAGE_LINES),$(firstword $(subst :, ,$(l))))
 stage_dir = $(word 2,$(subst :, ,$(filter $(1):%,$(STAGE_LINES))))
-stage_server = $(word 4,$(subst :, ,$(filter $(1):%,$(STAGE_LINES))))
+stage_server = $(word 2,$(subst :, ,$(filter $(1):%,$(STAGE_SERVERS))))
 STAGE_LIST := $(foreach n,$(STAGES),$(n) ($(call stage_dir,$(n))))
 
 # A bad stage= stops here, whatever the target, with the valid values.
@@ -172,7 +175,7 @@ GRADE_DIR ?= $(BUILD)/grade
 
 define GRADE_RULES
 $(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h
-	$$(CC) $$(CFLAGS) -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -c $$< -o $$@
 
 $(GRADE_DIR)/v$(1)/client: $(GRADE_DIR)/v$(1)/lock.o $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM))
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
