@@ -260,6 +260,32 @@ START_TEST(test_fault_story_tells_the_jump)
 }
 END_TEST
 
+/* An ensemble's jump moves every server's clock; its nodes have no TTL
+ * and go with their sessions: the sentence says what A's node did. */
+START_TEST(test_fault_story_tells_an_ensembles_jump)
+{
+    begin();
+    wants(0, A);
+    key(1, "create");
+    gets(2, A);
+    record(40, SIM_NO_CLIENT, 0, SIM_EV_CLOCK_JUMP, 600, "every server");
+    check();
+    tell(1);
+    says("server: every server's clock jumped 600 ms forward at 40 ms; A's node and its "
+         "session outlived it: ZooKeeper times sessions by the monotonic clock");
+    begin();
+    wants(0, A);
+    key(1, "create");
+    gets(2, A);
+    record(40, SIM_NO_CLIENT, 0, SIM_EV_CLOCK_JUMP, 600, "every server");
+    key(340, "expired");
+    check();
+    tell(1);
+    says("server: every server's clock jumped 600 ms forward at 40 ms; A's node went with its "
+         "session at 340 ms");
+}
+END_TEST
+
 /* ---- the drawings ------------------------------------------------------------- */
 
 START_TEST(test_fault_story_terminal_draws_both_on_the_axis)
@@ -332,6 +358,7 @@ Suite *fault_story_suite(void)
     tcase_add_test(tc, test_fault_story_tells_the_cut);
     tcase_add_test(tc, test_fault_story_tells_what_the_key_did);
     tcase_add_test(tc, test_fault_story_tells_the_jump);
+    tcase_add_test(tc, test_fault_story_tells_an_ensembles_jump);
     tcase_add_test(tc, test_fault_story_terminal_draws_both_on_the_axis);
     tcase_add_test(tc, test_fault_story_page_marks_both);
     suite_add_tcase(suite, tc);

@@ -46,6 +46,30 @@ static void jump_did(char *buf, size_t len, const sim_verdict *v, const sim_even
     }
 }
 
+/* The same for an ensemble's node, which goes with its session: "; A's
+ * node and its session outlived it (...)", or when it went with its
+ * session. */
+static void session_did(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
+                        size_t n, int64_t t, int64_t t0)
+{
+    char who[SIM_REPORT_NAME];
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < v->n_keys; i++) {
+        const sim_key_span *s = &v->keys[i];
+
+        if (s->from_ns > t || s->to_ns <= t)
+            continue;
+        sim_report_who(who, sizeof(who), s->owner, 0);
+        if (s->to_ns != INT64_MAX && sim_report_key_ended(ev, n, s->node, s->to_ns, "expired"))
+            sim_report_put(buf, len, "; %s's node went with its session at %ld ms", who,
+                           sim_report_ms(s->to_ns, t0));
+        else
+            sim_report_put(buf, len, "; %s's node and its session outlived it: ZooKeeper "
+                           "times sessions by the monotonic clock", who);
+    }
+}
+
 /* "node 2's clock jumped 600 ms forward at 120 ms; A's key there
  * expired at 125 ms", or "the server's ..." for a lock of one. */
 static void jump_say(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
@@ -54,9 +78,15 @@ static void jump_say(char *buf, size_t len, const sim_verdict *v, const sim_even
     char did[SIM_REPORT_SENTENCE / 2], whose[32];
 
     jump_did(did, sizeof(did), v, ev, n, e->node, e->t_ns, t0);
-    if (strcmp(e->detail, "forward") != 0)
-        sim_report_put(whose, sizeof(whose), "%s's", e->detail); /* "every server" */
-    else if (v->nodes < 2)
+    if (strcmp(e->detail, "forward") != 0) {
+        /* An ensemble's ("every server"): its nodes have no TTL to cut
+         * short, and it times their sessions by the monotonic clock. */
+        session_did(did, sizeof(did), v, ev, n, e->t_ns, t0);
+        sim_report_put(buf, len, "%s's clock jumped %lld ms forward at %ld ms%s", e->detail,
+                       (long long)e->value, sim_report_ms(e->t_ns, t0), did);
+        return;
+    }
+    if (v->nodes < 2)
         sim_report_put(whose, sizeof(whose), "the server's");
     else
         sim_report_put(whose, sizeof(whose), "node %d's", e->node);
