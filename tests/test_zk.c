@@ -34,24 +34,6 @@
 #define THREAD_ROUNDS 25   /* ... times increments each, all on one handle */
 #define TCASE_TIMEOUT_S 180 /* an ensemble's start on a loaded machine, and the tests */
 
-/* A thread that acquires on a handle, and releases when it got it. */
-typedef struct attempt {
-    dlock *l;
-    int rc;
-    int64_t done_ms;
-} attempt;
-
-static void *acquire_in_thread(void *arg)
-{
-    attempt *a = arg;
-
-    a->rc = dlock_acquire(a->l);
-    a->done_ms = harness_now_ms();
-    if (a->rc == DLOCK_OK)
-        dlock_release(a->l);
-    return NULL;
-}
-
 /* ---- basics ---------------------------------------------------------------------- */
 
 START_TEST(test_zk_acquire_release)
@@ -60,10 +42,10 @@ START_TEST(test_zk_acquire_release)
     dlock *a;
 
     harness_title("acquire makes the lock's node, release deletes it");
-    a = zk_take("A", "basic", LEASE_MS);
+    a = take("A", "basic", LEASE_MS);
     ck_assert_msg(zk_nodes(zh, "basic") == 1, "expected one node of the lock 'basic' while A "
                   "holds it, found %d", zk_nodes(zh, "basic"));
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     ck_assert_msg(!zk_holds(zh, "basic"), "expected no node of 'basic' after A's release");
     dlock_free(a);
     zk_close(zh);
@@ -76,12 +58,12 @@ START_TEST(test_zk_busy_while_held)
     int rc;
 
     harness_title("a second client's try returns BUSY while the lock is held");
-    a = zk_take("A", "held", LEASE_MS);
+    a = take("A", "held", LEASE_MS);
     b = harness_lock(harness_server(), "held", LEASE_MS, 0);
     rc = dlock_acquire(b);
     ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY while A holds the lock, got %s (%s)",
                   harness_result(rc), dlock_errstr(b));
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     dlock_free(b);
     dlock_free(a);
 }
@@ -95,7 +77,7 @@ START_TEST(test_zk_wait_budget)
     int rc;
 
     harness_title("a waiter gives up after about its %d ms budget, and leaves no node", BUDGET_MS);
-    a = zk_take("A", "budget", LEASE_MS);
+    a = take("A", "budget", LEASE_MS);
     b = harness_lock(harness_server(), "budget", LEASE_MS, BUDGET_MS);
     t0 = harness_now_ms();
     rc = dlock_acquire(b);
@@ -107,7 +89,7 @@ START_TEST(test_zk_wait_budget)
                   (long long)waited);
     ck_assert_msg(zk_nodes(zh, "budget") == 1, "after B gave up, 'budget' has %d nodes; "
                   "expected A's alone", zk_nodes(zh, "budget"));
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     dlock_free(b);
     dlock_free(a);
     zk_close(zh);
@@ -123,12 +105,12 @@ START_TEST(test_zk_waiter_wakes)
     dlock *a;
 
     harness_title("a waiter takes the lock as the holder releases, woken by its watch");
-    a = zk_take("A", "wake", LEASE_MS);
-    w = (attempt){ harness_lock(harness_server(), "wake", LEASE_MS, budget), -1, 0 };
-    ck_assert_msg(pthread_create(&t, NULL, acquire_in_thread, &w) == 0, "cannot start a thread");
+    a = take("A", "wake", LEASE_MS);
+    w = (attempt){ harness_lock(harness_server(), "wake", LEASE_MS, budget), -1, -1, 0 };
+    run_in_thread(&t, &w);
     harness_sleep_ms(SHORT_LEASE_MS);
     released = harness_now_ms();
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     pthread_join(t, NULL);
     ck_assert_msg(w.rc == DLOCK_OK, "the waiter got %s (%s); expected the lock",
                   harness_result(w.rc), dlock_errstr(w.l));
@@ -143,7 +125,7 @@ END_TEST
 START_TEST(test_zk_reentry)
 {
     zhandle_t *zh = zk_open();
-    dlock *a = zk_take("A", "again", LEASE_MS), *b;
+    dlock *a = take("A", "again", LEASE_MS), *b;
     int rc;
 
     harness_title("the holder's thread acquires twice on one node, others wait for both "
@@ -153,11 +135,11 @@ START_TEST(test_zk_reentry)
     ck_assert_msg(rc == DLOCK_OK, "A's thread acquired again and got %s (%s)",
                   harness_result(rc), dlock_errstr(a));
     ck_assert_msg(zk_nodes(zh, "again") == 1, "re-entry made a node: %d", zk_nodes(zh, "again"));
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     ck_assert_msg(dlock_acquire(b) == DLOCK_BUSY, "B got the lock after A's first release");
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     ck_assert_msg(dlock_acquire(b) == DLOCK_OK, "B did not get the lock after both releases");
-    zk_release_ok(b, "B");
+    release_ok(b, "B");
     dlock_free(b);
     dlock_free(a);
     zk_close(zh);
@@ -180,8 +162,8 @@ START_TEST(test_zk_self_deadlock)
                   "(%s); expected %s", harness_result(rc), dlock_errstr(a),
                   CAPS.reentrant ? "OK" : "BUSY");
     if (rc == DLOCK_OK)
-        zk_release_ok(a, "A");
-    zk_release_ok(a, "A");
+        release_ok(a, "A");
+    release_ok(a, "A");
     dlock_free(a);
 }
 END_TEST
@@ -196,7 +178,7 @@ START_TEST(test_zk_token_without_fence)
     ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the lock");
     ck_assert_msg(dlock_token(a) == 0, "this stage draws no tokens, yet gave %lld",
                   dlock_token(a));
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     dlock_free(a);
 }
 END_TEST
@@ -206,7 +188,7 @@ END_TEST
 START_TEST(test_zk_release_by_non_owner)
 {
     zhandle_t *zh = zk_open();
-    dlock *a = zk_take("A", "theirs", LEASE_MS), *b;
+    dlock *a = take("A", "theirs", LEASE_MS), *b;
     int rc;
 
     harness_title(CAPS.owner_check ? "a release by a client that holds nothing is NOT_OWNER, "
@@ -287,7 +269,7 @@ START_TEST(test_zk_session_expiry_frees)
                   "once A's session expired", harness_result(rc[0]), dlock_errstr(b));
     ck_assert_msg(waited >= SHORT_LEASE_MS / 3, "B took A's lock after %lld ms, before A's "
                   "%d ms session could expire", (long long)waited, SHORT_LEASE_MS);
-    zk_release_ok(b, "B");
+    release_ok(b, "B");
     kill(child, SIGCONT);
     ck_assert_msg(read(fds[0], &c, sizeof(c)) == sizeof(c), "the continued child said nothing");
     waitpid(child, &status, 0);
@@ -306,13 +288,13 @@ END_TEST
  * for 200 ms, live or not. */
 START_TEST(test_zk_live_holder_keeps)
 {
-    dlock *a = zk_take("A", "live", LIVE_LEASE_MS), *b;
+    dlock *a = take("A", "live", LIVE_LEASE_MS), *b;
 
     harness_title("a live holder keeps its lock for 4 sessions of %d ms", LIVE_LEASE_MS);
     harness_sleep_ms(4 * LIVE_LEASE_MS);
     b = harness_lock(harness_server(), "live", LEASE_MS, 0);
     ck_assert_msg(dlock_acquire(b) == DLOCK_BUSY, "B took the lock of a live holder");
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     dlock_free(b);
     dlock_free(a);
 }

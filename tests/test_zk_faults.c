@@ -205,7 +205,7 @@ START_TEST(test_zk_leader_killed_while_held)
     dlock *a, *b;
 
     harness_title("the leader dies while A holds: a new one leads, and A's node is still there");
-    a = zk_take("A", "failover", LEASE_MS);
+    a = take("A", "failover", LEASE_MS);
     ck_assert_msg((old = sim_ensemble_leader(&e)) >= 0, "no node says it leads");
     kill(e.node[old].pid, SIGKILL);
     e.node[old].pid = 0;
@@ -220,7 +220,7 @@ START_TEST(test_zk_leader_killed_while_held)
                   harness_result(rc), dlock_errstr(a));
     ck_assert_msg(dlock_acquire(b) == DLOCK_OK, "B could not take the lock A released: %s",
                   dlock_errstr(b));
-    zk_release_ok(b, "B");
+    release_ok(b, "B");
     dlock_free(b);
     dlock_free(a);
 }
@@ -282,8 +282,9 @@ END_TEST
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
-/* An error result with a reason in one line, not a crash or a hang. */
-static void assert_error(dlock *l, int rc, const char *situation, const char *word)
+/* An error result with a reason in one line that names word (assert_error
+ * of lock_helpers.h, and what the reason must say). */
+static void assert_error_naming(dlock *l, int rc, const char *situation, const char *word)
 {
     const char *why = dlock_errstr(l);
 
@@ -309,11 +310,11 @@ START_TEST(test_zk_no_ensemble)
     l = dlock_new("nowhere", &cfg);
     t0 = harness_now_ms();
     rc = dlock_acquire(l);
-    assert_error(l, rc, "an ensemble that is not there", "answered");
+    assert_error_naming(l, rc, "an ensemble that is not there", "answered");
     ck_assert_msg(harness_now_ms() - t0 < cfg.timeout_ms + 2000, "acquire took %lld ms",
                   (long long)(harness_now_ms() - t0));
     if (!CAPS.owner_check) /* else it holds nothing: NOT_OWNER, no call */
-        assert_error(l, dlock_release(l), "a release with no ensemble", "answered");
+        assert_error_naming(l, dlock_release(l), "a release with no ensemble", "answered");
     dlock_free(l);
 }
 END_TEST
@@ -345,7 +346,7 @@ START_TEST(test_zk_bad_config)
         cfg.password = bad[i].password;
         l = dlock_new(bad[i].name, &cfg);
         ck_assert_msg(l != NULL, "dlock_new returned NULL");
-        assert_error(l, dlock_acquire(l), bad[i].name, bad[i].word);
+        assert_error_naming(l, dlock_acquire(l), bad[i].name, bad[i].word);
         dlock_free(l);
     }
 }

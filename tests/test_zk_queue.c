@@ -53,13 +53,13 @@ START_TEST(test_zk_token_is_czxid)
     ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A's re-entry failed: %s", dlock_errstr(a));
     again = dlock_token(a);
     ck_assert_msg(again == first, "re-entry changed the token from %lld to %lld", first, again);
-    zk_release_ok(a, "A");
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
+    release_ok(a, "A");
     ck_assert_msg(dlock_token(a) == 0, "a token after the last release: %lld", dlock_token(a));
-    b = zk_take("B", "czxid", LEASE_MS);
+    b = take("B", "czxid", LEASE_MS);
     second = dlock_token(b);
     ck_assert_msg(second > first, "B's token %lld is not above A's %lld", second, first);
-    zk_release_ok(b, "B");
+    release_ok(b, "B");
     dlock_free(b);
     dlock_free(a);
     zk_close(zh);
@@ -77,9 +77,9 @@ START_TEST(test_zk_token_across_leader_change)
 
     harness_title("a token drawn after the leader died is above every token before it: a "
                   "new epoch");
-    a = zk_take("A", "epoch", LEASE_MS);
+    a = take("A", "epoch", LEASE_MS);
     before = dlock_token(a);
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     ck_assert_msg((old = sim_ensemble_leader(&e)) >= 0, "no node says it leads");
     kill(e.node[old].pid, SIGKILL);
     e.node[old].pid = 0;
@@ -91,7 +91,7 @@ START_TEST(test_zk_token_across_leader_change)
     after = dlock_token(b);
     ck_assert_msg(after > before && (after >> 32) > (before >> 32), "B's token %#llx after "
                   "the leader change is not in a later epoch than A's %#llx", after, before);
-    zk_release_ok(b, "B");
+    release_ok(b, "B");
     dlock_free(b);
     dlock_free(a);
 }
@@ -122,7 +122,7 @@ START_TEST(test_zk_waiters_in_order)
 {
     waiter w[WAITERS];
     pthread_t t[WAITERS];
-    dlock *a = zk_take("A", "line", LEASE_MS);
+    dlock *a = take("A", "line", LEASE_MS);
     int i;
 
     harness_title("%d waiters that came one after the other get the lock in that order",
@@ -132,7 +132,7 @@ START_TEST(test_zk_waiters_in_order)
         ck_assert_msg(pthread_create(&t[i], NULL, wait_in_line, &w[i]) == 0, "no thread");
         harness_sleep_ms(SHORT_MS); /* its node is made before the next one comes */
     }
-    zk_release_ok(a, "A");
+    release_ok(a, "A");
     for (i = 0; i < WAITERS; i++)
         pthread_join(t[i], NULL);
     for (i = 0; i < WAITERS; i++) {

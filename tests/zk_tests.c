@@ -75,21 +75,3 @@ int zk_holds(zhandle_t *zh, const char *name)
 {
     return zk_nodes(zh, name) > 0;
 }
-
-dlock *zk_take(const char *who, const char *name, long lease_ms)
-{
-    dlock *l = harness_lock(harness_server(), name, lease_ms, 0);
-    int rc = dlock_acquire(l);
-
-    ck_assert_msg(rc == DLOCK_OK, "expected client %s to take the free lock '%s', got %s (%s)",
-                  who, name, harness_result(rc), dlock_errstr(l));
-    return l;
-}
-
-void zk_release_ok(dlock *l, const char *who)
-{
-    int rc = dlock_release(l);
-
-    ck_assert_msg(rc == DLOCK_OK, "expected client %s's release to return OK, got %s (%s)",
-                  who, harness_result(rc), dlock_errstr(l));
-}

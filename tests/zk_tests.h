@@ -13,6 +13,7 @@
 
 #include "ensemble.h"
 #include "lock.h"
+#include "lock_helpers.h" /* take, release_ok */
 
 /* A tcase with the ensemble fixture and a generous timeout
  * (tests/test_zk.c). */
@@ -42,10 +43,5 @@ int zk_nodes(zhandle_t *zh, const char *name);
 /* Someone holds the lock name (it has a node). */
 int zk_holds(zhandle_t *zh, const char *name);
 
-/* Client who takes the free lock name; fails the test if it cannot. */
-dlock *zk_take(const char *who, const char *name, long lease_ms);
-
-/* Client who's release returns OK, or the test fails. */
-void zk_release_ok(dlock *l, const char *who);
 
 #endif
