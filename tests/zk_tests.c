@@ -1,6 +1,7 @@
 /* zk_tests: a test's own ZooKeeper session, and the lock's nodes as it
  * reads them. See zk_tests.h. */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,12 +53,35 @@ void zk_path(char *out, size_t len, const char *name)
     snprintf(out, len, "%s/%s", SIM_ZK_ROOT, name);
 }
 
+static void synced(int rc, const char *value, const void *data)
+{
+    (void)rc;
+    (void)value;
+    atomic_store((atomic_int *)data, 1);
+}
+
+/* The test's server catches up with the leader (sync) before a read:
+ * its session may be on a follower that has not yet applied a write
+ * that the lock's client already saw acknowledged. */
+static void catch_up(zhandle_t *zh)
+{
+    int64_t deadline = harness_now_ms() + CONNECT_MS;
+    atomic_int done = 0;
+    int rc = zoo_async(zh, "/", synced, &done);
+
+    ck_assert_msg(rc == ZOK, "sync: %s", zerror(rc));
+    while (!atomic_load(&done) && harness_now_ms() < deadline)
+        harness_sleep_ms(1);
+    ck_assert_msg(atomic_load(&done), "sync: no answer within %d ms", CONNECT_MS);
+}
+
 int zk_nodes(zhandle_t *zh, const char *name)
 {
     struct String_vector kids = { 0, NULL };
     char path[256];
     int rc, n;
 
+    catch_up(zh);
     zk_path(path, sizeof(path), name);
     if (!CAPS.queue) {
         rc = zoo_exists(zh, path, 0, NULL);

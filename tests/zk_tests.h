@@ -37,7 +37,8 @@ zhandle_t *zk_open_on(const sim_ensemble *e, int session_ms);
 /* "/lockstep/<name>", the lock's node. */
 void zk_path(char *out, size_t len, const char *name);
 
-/* The lock's nodes: v10's node (0 or 1), or v11's children. */
+/* The lock's nodes: v10's node (0 or 1), or v11's children, as the
+ * leader has them (the test's server syncs first). */
 int zk_nodes(zhandle_t *zh, const char *name);
 
 /* Someone holds the lock name (it has a node). */
