@@ -15,7 +15,7 @@
 
 /* Each sentence exactly as README.md tells it, its line breaks as spaces. */
 static const row_claim claims[] = {
-    { "baseline", "1 2 3 4 5 6 7 8",
+    { "baseline", "1 2 3 4 5 6 7 8 10 11",
       "Without faults every stage is a lock: eight clients sell exactly 100 items.",
       "overlaps 0; sales 100; stock 100 0; lost 0" },
 
@@ -38,21 +38,30 @@ static const row_claim claims[] = {
       "v6's watchdog (and v7's, which is v6's) keeps renewing, so the lease never runs out "
       "under a live holder, and A, B and C sell in turn, from 10 down to 7.",
       "overlaps 0; order A B C; sales 3; stock 10 7; lost 0" },
+    { "slow-holder", "10 11",
+      "In v10 and v11 the lease is the session, and the ZooKeeper library pings every third "
+      "of it from a thread of its own: a live holder keeps its node however long it works, "
+      "and A, B and C sell in turn, from 10 down to 7, as in v6.",
+      "overlaps 0; order A B C; sales 3; stock 10 7; lost 0" },
 
-    { "gc-pause", "2 3 4 5 6 7 8",
+    { "gc-pause", "2 3 4 5 6 7 8 10 11",
       "A read the stock, 10, before its pause; B takes the expired lock and reads 10 as well.",
       "read A 10; read B 10; overlap A B" },
-    { "gc-pause", "2 3 4 5 6 8",
+    { "gc-pause", "2 3 4 5 6 8 10",
       "A wakes still inside and writes 9; B writes 9 later, over A's sale (LU).",
       "wrote A 9; wrote B 9; order A B" },
     { "gc-pause", "6",
       "In v6 C waits for B and sells from B's 9: three sales, from 10 down to 8, one update "
       "lost.",
       "overlaps 1; read C 9; order A B C; sales 3; stock 10 8; lost 1" },
-    { "gc-pause", "2 3 4 5 8",
-      "In v2 to v5 and v8 C gets in beside B as in slow-holder, reads A's 9 and writes 8, and "
-      "B's late 9 overwrites both: three sales, one unit gone, two updates lost.",
+    { "gc-pause", "2 3 4 5 8 10",
+      "In v2 to v5, v8 and v10 C gets in beside B as in slow-holder, reads A's 9 and writes 8, "
+      "and B's late 9 overwrites both: three sales, one unit gone, two updates lost.",
       "overlap B C; read C 9; wrote C 8; order A C B; sales 3; stock 10 9; lost 2" },
+    { "gc-pause", "10",
+      "In v10 it is A's release that lets C in: it opens a new session and deletes B's node "
+      "by its path (MD).",
+      "deleted A B; overlap B C" },
     { "gc-pause", "7",
       "Only a fencing token checked by the resource refuses A's stale write: in v7, A still "
       "wakes up believing it holds the lock (ME: no lease can prevent that), but A drew token "
@@ -60,6 +69,13 @@ static const row_claim claims[] = {
       "is refused, so B and C sell in turn and no sale is lost.",
       "overlap A B; overlaps 1; token A 1; token B 2; refused A; order B C; sales 2; "
       "stock 10 8; lost 0" },
+    { "gc-pause", "11",
+      "v11's token is the `czxid` of the holder's node, and B's node was created after A's, so "
+      "B's token is the higher one; B's read has shown it to the resource, A's write is "
+      "refused, A's release of its own node, long gone, returns `NOT_OWNER`, and B and C sell "
+      "in turn: no sale lost.",
+      "overlap A B; overlaps 1; refused A; not-owner A; order B C; sales 2; stock 10 8; "
+      "lost 0" },
 
     { "pause-in-release", "4",
       "Paused between them, the holder wakes to delete the lock that went to B meanwhile; C "
@@ -70,6 +86,11 @@ static const row_claim claims[] = {
       "v1 to v3 store `1`, so anyone's `DEL` removes the lock, C walks in beside A, and one "
       "of their two sales is lost.",
       "deleted B A; overlap A C; sales 2; lost 1" },
+    { "stranger-unlock", "10",
+      "v10 deletes its node by path, as v1 deletes its key: B's release deletes A's node, C "
+      "walks in beside A, A's own release deletes C's node in turn, and one of the two sales "
+      "is lost.",
+      "deleted B A; overlap A C; deleted A C; sales 2; lost 1" },
 
     { "failover", "1 2 3 4 5 6 7",
       "Every stage of one server loses the lock, and A and B both sell from the same stock "
@@ -94,8 +115,8 @@ static const row_claim claims[] = {
       "holders, and a lost sale.",
       "overlap A B; overlaps 1; lost 1" },
 
-    { "partition", "2 3 4 5 6 8 9",
-      "In v2 to v6, v8 and v9 B takes the lock, reads the stock that A read, 10, sells and "
+    { "partition", "2 3 4 5 6 8 9 10",
+      "In v2 to v6 and v8 to v10 B takes the lock, reads the stock that A read, 10, sells and "
       "leaves; A, still inside, writes 9 last, over B's sale (LU).",
       "read A 10; read B 10; wrote B 9; wrote A 9; order B A; overlap A B; overlaps 1; "
       "sales 2; stock 10 9; lost 1" },
@@ -103,6 +124,10 @@ static const row_claim claims[] = {
       "In v7 A's write carries token 1 after B's read showed the resource token 2, and the "
       "fence refuses it.",
       "token A 1; token B 2; refused A; overlap A B; overlaps 1; sales 1; stock 10 9; lost 0" },
+    { "partition", "11",
+      "In v11 A's write carries the `czxid` of its expired node, lower than that of B's node, "
+      "which B's read had shown the resource, and the fence refuses it.",
+      "refused A; overlap A B; overlaps 1; sales 1; stock 10 9; lost 0" },
 
     { "clock-jump", "2 3 4 5 6 8 9",
       "In v2 to v6, v8 and v9 B reads the stock that A read, 10, and sells; A, still inside, "
