@@ -15,6 +15,9 @@ BENCH_OBJS := $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(call sim_srcs,bench))
 BENCH_DATA := $(BUILD)/bench/bench.jsonl
 runs ?= 3
 
+# The replay of a ZooKeeper stage's requests calls the multithreaded C client.
+$(BUILD)/sim/bench/bench_zk.o: CFLAGS += $(ZK_CFLAGS)
+
 $(BENCH_PROGRAM): $(BENCH_OBJS) $(SIM_LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS) -lm

@@ -148,8 +148,8 @@ int sim_bench_wanted(const sim_bench *b, int stage)
 {
     const sim_stage *s = sim_stage_get(stage);
 
-    /* It captures and replays Redis commands: the stages on Redis. */
-    return s != NULL && strcmp(s->server, "redis") == 0 &&
+    /* It replays Redis commands or ZooKeeper requests: the stages on those. */
+    return s != NULL && (strcmp(s->server, "redis") == 0 || sim_bench_zookeeper(stage)) &&
            (b->only_stage == 0 || b->only_stage == stage);
 }
 
