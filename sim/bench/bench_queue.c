@@ -121,15 +121,18 @@ static void target_share(const sim_bench *b, int q, FILE *f)
 static void target_tail(const sim_bench *b, int q, FILE *f, int fig, const char *name)
 {
     double mine = sim_bench_median(b, q, fig), other;
-    int s, worst = 0, herd = herd_of(q);
+    int s, worst = 0, herd = herd_of(q), seen = 0;
 
     for (s = 1; s <= SIM_STAGES; s++) {
         if (s == q || !sim_bench_wanted(b, s) || !(is_polling(s, q) || s == herd))
             continue;
         other = sim_bench_median(b, s, fig);
+        seen += !isnan(other);
         if (!isnan(other) && other <= mine && worst == 0)
             worst = s;
     }
+    if (seen == 0)
+        return; /* nothing measured to be below: stage=N alone */
     fprintf(f, "  %s %s below v%d's%s: %s (%.1f ms", sim_stage_name(q), name, herd,
             sim_bench_zookeeper(q) ? "" : " and every polling stage's",
             verdict(worst == 0 && !isnan(mine)), mine);
