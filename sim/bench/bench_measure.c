@@ -303,12 +303,6 @@ static int slice(lines *ls, sim_fleet *f, const sim_bench_pair *t, long ms,
     return 0;
 }
 
-/* The limit and the stage in alternating slices: the commands replayed
- * raw on a connection like the stage's, then the same number of pairs by
- * the stage's own client, and again. A slow stretch of the machine (on a
- * virtual machine a slice now and then runs at a fifth of the speed)
- * skews a slice or two: the medians leave them out. The ratio is taken
- * slice by slice, so a drift slower than a slice cancels in it. */
 /* The replay's connections: one per node of a Redis stage, or one
  * session to the follower the stage's uncontended client talks to. */
 static int lines_open(sim_bench *b, int stage, lines *ls, char *errstr, size_t len)
@@ -334,6 +328,12 @@ static void lines_close(lines *ls)
     sim_bench_zk_close(&ls->zk);
 }
 
+/* The limit and the stage in alternating slices: the commands replayed
+ * raw on a connection like the stage's, then the same number of pairs by
+ * the stage's own client, and again. A slow stretch of the machine (on a
+ * virtual machine a slice now and then runs at a fifth of the speed)
+ * skews a slice or two: the medians leave them out. The ratio is taken
+ * slice by slice, so a drift slower than a slice cancels in it. */
 static int uncontended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
 {
     int zk = sim_bench_zookeeper(stage), i, rc;
