@@ -1,4 +1,4 @@
-/* bench: each stage of the lock against the Redis round-trip limit, and
+/* bench: each stage of the lock against its own round-trip limit, and
  * what waiting costs (make bench).
  *
  *   bench [--runs N] [--stage N] [--out FILE]
@@ -8,7 +8,8 @@
  *
  * The program of the bench (see bench.h for what it measures and how):
  * it starts one redis-server for the lock and one for the counter (the
- * resource) through cluster, like every server in this repository, pins
+ * resource) through cluster, like every server in this repository, and
+ * for the stages on ZooKeeper an ensemble of three (ensemble.h), pins
  * them and itself to different CPUs, runs every stage runs times, then
  * prints the table and writes the data file (default: build/bench/
  * bench.jsonl next to this program). The clients are the stages' own
@@ -17,7 +18,7 @@
  * Runs interleave the stages, so a slow moment of the machine spreads over
  * all of them. Exit status: 0; 1 when a counter disagrees with its
  * acquisitions (lost updates) or the bench could not run; 2 for bad
- * arguments. Ctrl-C leaves no redis-server and no temp dir behind. */
+ * arguments. Ctrl-C leaves no server and no temp dir behind. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -106,6 +107,10 @@ static int pin(sim_bench *b, char *errstr, size_t len)
         if (pin_process(b->cl.node[i].pid, &servers, errstr, len) != 0)
             return -1;
     }
+    for (i = 0; i < b->ens.nodes; i++) {
+        if (pin_process(b->ens.node[i].pid, &servers, errstr, len) != 0)
+            return -1;
+    }
     if (pin_process(b->cl.resource.pid, &servers, errstr, len) != 0)
         return -1;
     if (sched_setaffinity(0, sizeof(clients), &clients) != 0)
@@ -136,16 +141,18 @@ static int number(const char *name, const char *text, int as_make, long lo,
 }
 
 /* A stage the bench can measure: one on Redis, whose commands it
- * captures from the server's SLOWLOG and replays. */
+ * captures from the server's SLOWLOG and replays, or on ZooKeeper, whose
+ * requests it knows (bench_zk.c). */
 static int measurable(int stage, const char *text, int as_make)
 {
     const sim_stage *s = sim_stage_get(stage);
 
-    if (s != NULL && strcmp(s->server, "redis") == 0)
+    if (s != NULL && (strcmp(s->server, "redis") == 0 || sim_bench_zookeeper(stage)))
         return 0;
-    fprintf(stderr, "bench: %s%s is %s: the bench measures the stages on Redis; "
-            "leave stage= out, or give one of those\n", as_make ? "stage=" : "--stage ",
-            text, s != NULL ? s->dir : "no stage of sim/stages.def");
+    fprintf(stderr, "bench: %s%s is %s: the bench measures the stages on Redis and "
+            "ZooKeeper; leave stage= out, or give one of those\n",
+            as_make ? "stage=" : "--stage ", text,
+            s != NULL ? s->dir : "no stage of sim/stages.def");
     return -1;
 }
 
@@ -217,13 +224,14 @@ static int find_build_dir(sim_bench *b, char *errstr, size_t len)
     return 0;
 }
 
-/* As many nodes as the measured stage that talks to the most. */
+/* As many Redis nodes as the measured stage on Redis that talks to the
+ * most; one at least, whose version the header gives. */
 static int nodes_needed(const sim_bench *b)
 {
     int s, n = 1;
 
     for (s = 1; s <= SIM_STAGES; s++) {
-        if (sim_bench_wanted(b, s) && sim_stage_get(s)->masters > n)
+        if (sim_bench_wanted(b, s) && !sim_bench_zookeeper(s) && sim_stage_get(s)->masters > n)
             n = sim_stage_get(s)->masters;
     }
     return n;
@@ -242,6 +250,7 @@ static int setup(sim_bench *b, char *errstr, size_t len)
         b->load[0] = -1;
     if (find_build_dir(b, errstr, len) != 0 ||
         sim_cluster_start(&b->cl, nodes_needed(b), SIM_CLUSTER_RESOURCE, errstr, len) != 0 ||
+        sim_bench_zk_start(b, errstr, len) != 0 ||
         pin(b, errstr, len) != 0 ||
         (b->res = sim_bench_connect(&b->cl.resource, errstr, len)) == NULL)
         return -1;
@@ -266,6 +275,7 @@ static void teardown(sim_bench *b)
     }
     redisFree(b->res);
     b->res = NULL;
+    sim_bench_zk_stop(b); /* its dirs are in the cluster's */
     sim_cluster_stop(&b->cl);
     for (r = 0; r < b->runs; r++) {
         for (s = 0; s < SIM_STAGES; s++)

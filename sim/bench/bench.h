@@ -1,4 +1,4 @@
-/* bench: each stage of the lock against the Redis round-trip limit, and
+/* bench: each stage of the lock against its own round-trip limit, and
  * what waiting costs (make bench).
  *
  * Files of one role: bench.c is the program (arguments, servers, CPU
@@ -37,6 +37,24 @@
  *                top-level commands), on node 0: per node for a stage of
  *                several.
  *
+ * A stage on ZooKeeper (bench_zk.c) is measured the same way, on an
+ * ensemble of three servers (ensemble.h: tickTime 50 ms, forceSync no),
+ * with what its servers count (mntr.h) in place of Redis's logs:
+ *
+ *   capture      the requests of one pair are those the stage's lock.c
+ *                sends (v10: create, delete; v11: create2, getChildren,
+ *                delete), written down here; a new client of the stage
+ *                does SIM_BENCH_ZK_PAIRS warm pairs, and the requests the
+ *                servers received must be as many per pair, or the bench
+ *                stops: the stage no longer sends what is replayed.
+ *   uncontended  those requests replayed synchronously on one session of
+ *                the C client, alternating with the stage's own client,
+ *                both given the same follower as their ensemble.
+ *   contended    the same 8 clients on the whole ensemble; the servers'
+ *                packets before and after (ours, and each session's open
+ *                and close, left out) are the requests, and the watches
+ *                they triggered the waiters woken.
+ *
  * Errors, hiredis-style: 0 or -1 with one line of reason in errstr. */
 #ifndef SIM_BENCH_H
 #define SIM_BENCH_H
@@ -46,6 +64,8 @@
 #include <stdio.h>
 
 #include "cluster.h"
+#include "ensemble.h"
+#include "mntr.h"
 #include "scenarios.h"
 
 #define SIM_BENCH_RUNS_MAX 20     /* 20 runs take about 6 minutes */
@@ -58,6 +78,11 @@
 #define SIM_BENCH_SLICE_MS 40     /* one slice of the replay; the stage then does as many pairs */
 #define SIM_BENCH_SLICES 16       /* alternating slices per run: 0.64 s of each */
 #define SIM_BENCH_WINDOW_MS 1500  /* the contended window, unless the history fills first */
+#define SIM_BENCH_ZK_TIMEOUT_MS 10000 /* a ZooKeeper session opens through the leader:
+                                      * seconds on a loaded machine */
+#define SIM_BENCH_ZK_WARM_MS 500  /* the JVMs compile the request path in the first ones */
+#define SIM_BENCH_ZK_SLICE_MS 100 /* a ZooKeeper pair takes ten times a Redis one */
+#define SIM_BENCH_ZK_PAIRS 20     /* the capture's pairs: a stray ping is 1/20 of a request */
 #define SIM_BENCH_SEQ_MAX 8       /* top-level commands in one pair (v4 sends 3) */
 #define SIM_BENCH_ARGS_MAX 16     /* arguments of one of them (v6's EVALSHA has 7) */
 
@@ -77,7 +102,8 @@ enum {
     SIM_BENCH_REWON,       /* share of lock changes that went back to the releaser */
     SIM_BENCH_LEAST,       /* acquisitions of the least served client */
     SIM_BENCH_MOST,        /* and of the most served one */
-    SIM_BENCH_DELIVERED,   /* unlock messages delivered per one published */
+    SIM_BENCH_DELIVERED,   /* unlock messages delivered per one published; of
+                            * ZooKeeper, watch notifications per release */
     SIM_BENCH_FIGURES
 };
 
@@ -110,7 +136,18 @@ typedef struct sim_bench_stage {
     long long published;        /* contended unlock messages published */
     long long delivered;        /* and delivered: one per subscriber */
     long busy, errors;          /* acquire calls that did not get the lock */
+    double requests_seen;       /* ZooKeeper: requests per pair, as the servers
+                                 * counted the capture's pairs */
+    long long sessions;         /* ZooKeeper, contended: sessions opened */
+    long long watches;          /* and watch notifications sent */
 } sim_bench_stage;
+
+/* One session of the ZooKeeper C client, for the replay. */
+typedef struct sim_bench_zk {
+    struct _zhandle *zh;
+    char owner[64];             /* the node's data: as long as a stage's */
+    char node[512];             /* the path the pair's create made */
+} sim_bench_zk;
 
 typedef struct sim_bench {
     int runs;
@@ -126,6 +163,11 @@ typedef struct sim_bench {
     int ncpu;                   /* CPUs we may run on */
     char pinning[256];          /* what went where, in words */
     char redis_version[32];
+    sim_ensemble ens;           /* the ZooKeeper stages' servers; nodes 0 when none
+                                 * is measured */
+    int zk_follower;            /* the node the uncontended client and the replay use */
+    long long zk_asked;         /* four-letter words we sent the ensemble (mntr.h) */
+    char zk_version[32];
     char date[40];
     double load[3];             /* the load average at the start; -1: unknown */
     int sessions;               /* names each session's files */
@@ -176,6 +218,33 @@ int sim_bench_commandstats(sim_bench *b, long long *calls, char *errstr, size_t 
 
 /* Frees a pair's copied arguments. */
 void sim_bench_pair_free(sim_bench_pair *p);
+
+/* ---- bench_zk.c ---- */
+
+/* 1 for a stage on ZooKeeper. */
+int sim_bench_zookeeper(int stage);
+
+/* The ensemble, when a ZooKeeper stage is measured (in b->cl's dir);
+ * stopped again by sim_bench_zk_stop, idempotent. */
+int sim_bench_zk_start(sim_bench *b, char *errstr, size_t len);
+void sim_bench_zk_stop(sim_bench *b);
+
+/* Every server's counters now, summed (mntr.h). */
+int sim_bench_zk_counts(sim_bench *b, sim_mntr *sum, char *errstr, size_t len);
+
+/* The requests of one pair of the stage, on the lock called lock, as
+ * its lock.c sends them (free with sim_bench_pair_free). */
+int sim_bench_zk_pair(int stage, const char *lock, sim_bench_pair *t, char *errstr,
+                      size_t len);
+
+/* A session to 127.0.0.1:port, connected within timeout_ms; closed by
+ * sim_bench_zk_close (idempotent). */
+int sim_bench_zk_open(sim_bench_zk *z, int port, long timeout_ms, char *errstr, size_t len);
+void sim_bench_zk_close(sim_bench_zk *z);
+
+/* One pass over the pair's requests on z; each one's time added to ns[]. */
+int sim_bench_zk_replay(sim_bench_zk *z, const sim_bench_pair *t, int64_t *ns,
+                        char *errstr, size_t len);
 
 /* ---- bench_report.c ---- */
 

@@ -55,11 +55,20 @@ static void json_header(const sim_bench *b, FILE *f)
                "\"lease_ms\":%d,\"retry_ms\":%d,\"wait_ms\":%d,\"contenders\":%d,"
                "\"window_ms\":%d,\"slices\":%d,\"slice_ms\":%d,\"warm_ms\":%d,"
                "\"round_trips\":\"SLOWLOG entries from a client address (top-level commands)\","
-               "\"commands\":\"INFO commandstats calls, script-internal included\"}\n",
+               "\"commands\":\"INFO commandstats calls, script-internal included\"",
             b->redis_version, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH, b->date,
             b->runs, SIM_BENCH_LEASE_MS, SIM_BENCH_RETRY_MS, SIM_BENCH_WAIT_MS,
             SIM_BENCH_CONTENDERS, SIM_BENCH_WINDOW_MS, SIM_BENCH_SLICES,
             SIM_BENCH_SLICE_MS, SIM_BENCH_WARM_MS);
+    if (b->ens.nodes > 0)
+        fprintf(f, ",\"zookeeper\":{\"version\":\"%s\",\"servers\":%d,\"tick_ms\":%d,"
+                   "\"force_sync\":false,\"uncontended_server\":\"follower\",\"slice_ms\":%d,"
+                   "\"warm_ms\":%d,\"capture_pairs\":%d,\"round_trips\":\"zk_packets_received "
+                   "of every server, less our mntr words and each session's open and close\","
+                   "\"watch_notifications\":\"zk_sum_node_*_watch_count of every server\"}",
+                b->zk_version, b->ens.nodes, SIM_ENSEMBLE_TICK_MS, SIM_BENCH_ZK_SLICE_MS,
+                SIM_BENCH_ZK_WARM_MS, SIM_BENCH_ZK_PAIRS);
+    fprintf(f, "}\n");
 }
 
 static void json_run(const sim_bench *b, int run, int s, FILE *f)
@@ -77,8 +86,13 @@ static void json_run(const sim_bench *b, int run, int s, FILE *f)
         }
         fprintf(f, "]");
     }
-    fprintf(f, "],\"round_trips_per_pair\":%d,\"commands_per_pair\":%d,\"command_per_s\":[",
-            sr->pair.n, sr->pair.n + sr->pair.internal);
+    fprintf(f, "],\"round_trips_per_pair\":%d,", sr->pair.n);
+    if (sim_bench_zookeeper(s))
+        fprintf(f, "\"commands_per_pair\":null,\"requests_seen_per_pair\":%.2f,",
+                sr->requests_seen);
+    else
+        fprintf(f, "\"commands_per_pair\":%d,", sr->pair.n + sr->pair.internal);
+    fprintf(f, "\"command_per_s\":[");
     for (c = 0; c < sr->pair.n; c++) {
         fprintf(f, "%s", c ? "," : "");
         json_number(f, sr->cmd_rate[c]);
@@ -89,10 +103,16 @@ static void json_run(const sim_bench *b, int run, int s, FILE *f)
         json_number(f, sr->fig[i]);
     }
     fprintf(f, ",\"window_ms\":%.1f,\"acquisitions\":%lld,\"counter\":%lld,\"counter_ok\":%s,"
-               "\"round_trips\":%lld,\"commands\":%lld,\"busy\":%ld,\"errors\":%ld}\n",
-            sr->window_ms, sr->acquisitions, sr->counter,
-            sr->acquisitions == sr->counter ? "true" : "false",
-            sr->round_trips, sr->commands, sr->busy, sr->errors);
+               "\"round_trips\":%lld,", sr->window_ms, sr->acquisitions, sr->counter,
+            sr->acquisitions == sr->counter ? "true" : "false", sr->round_trips);
+    /* ZooKeeper counts no commands apart from its requests: its own
+     * counts instead. */
+    if (sim_bench_zookeeper(s))
+        fprintf(f, "\"commands\":null,\"sessions\":%lld,\"watch_notifications\":%lld,",
+                sr->sessions, sr->watches);
+    else
+        fprintf(f, "\"commands\":%lld,", sr->commands);
+    fprintf(f, "\"busy\":%ld,\"errors\":%ld}\n", sr->busy, sr->errors);
 }
 
 static void json_summary(const sim_bench *b, int s, FILE *f)

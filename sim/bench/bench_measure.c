@@ -33,20 +33,48 @@ static double seconds(int64_t ns)
 
 /* ---- the stage's clients ------------------------------------------------------------ */
 
-/* The stage's nodes (the first of the bench's), with the stage's own
- * node timeout: what a user gets. */
+/* The lock's name in the stage's run. A ZooKeeper stage's own: v11's
+ * container of a run before lives on for a while (the server deletes an
+ * empty one within a minute), and at v10's path it would be taken. */
+static void lock_name(int stage, char *out, size_t len)
+{
+    if (sim_bench_zookeeper(stage))
+        snprintf(out, len, "%s-v%d", LOCK_NAME, stage);
+    else
+        snprintf(out, len, "%s", LOCK_NAME);
+}
+
+/* Where the stage's clients find the lock's servers: the first of the
+ * bench's Redis nodes, or the ensemble; an uncontended ZooKeeper client
+ * gets one follower as its ensemble, the server the replay talks to. */
+static void fill_nodes(sim_bench *b, sim_control *ctl, int stage, int kind)
+{
+    int i;
+
+    ctl->nodes = sim_stage_get(stage)->masters;
+    if (sim_bench_zookeeper(stage) && kind == SIM_PLAN_BENCH_SOLO) {
+        ctl->nodes = 1;
+        atomic_store(&ctl->node_port[0], b->ens.port + b->zk_follower);
+        return;
+    }
+    for (i = 0; i < ctl->nodes; i++)
+        atomic_store(&ctl->node_port[i], sim_bench_zookeeper(stage) ? b->ens.port + i
+                                                                    : b->cl.node[i].port);
+}
+
+/* The stage's nodes, with the stage's own node timeout: what a user
+ * gets. */
 static void fill_control(sim_bench *b, sim_control *ctl, int stage, int kind)
 {
     int i;
 
-    snprintf(ctl->lock_name, sizeof(ctl->lock_name), "%s", LOCK_NAME);
+    lock_name(stage, ctl->lock_name, sizeof(ctl->lock_name));
     ctl->lease_ms = SIM_BENCH_LEASE_MS;
     ctl->retry_ms = SIM_BENCH_RETRY_MS;
-    ctl->timeout_ms = SIM_BENCH_TIMEOUT_MS;
+    ctl->timeout_ms = sim_bench_zookeeper(stage) ? SIM_BENCH_ZK_TIMEOUT_MS
+                                                 : SIM_BENCH_TIMEOUT_MS;
     ctl->resource_port = b->cl.resource.port;
-    ctl->nodes = sim_stage_get(stage)->masters;
-    for (i = 0; i < ctl->nodes; i++)
-        atomic_store(&ctl->node_port[i], b->cl.node[i].port);
+    fill_nodes(b, ctl, stage, kind);
     for (i = 0; i < ctl->nclients; i++) {
         ctl->client[i].plan.kind = kind;
         ctl->client[i].plan.wait_ms = SIM_BENCH_WAIT_MS;
@@ -146,12 +174,42 @@ static int capture(sim_bench *b, int stage, sim_bench_pair *t, char *errstr, siz
     return rc;
 }
 
+/* A ZooKeeper stage's pair is written down (bench_zk.c); its length is
+ * checked against what the servers got from a new client of the stage:
+ * one warm pair first (the parent nodes, the servers' first requests),
+ * then SIM_BENCH_ZK_PAIRS in one session, its open and close left out. */
+static int capture_zk(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
+{
+    char name[SIM_LOCK_NAME_LEN];
+    sim_mntr before, after;
+    sim_mntr_delta d;
+
+    lock_name(stage, name, sizeof(name));
+    if (sim_bench_zk_pair(stage, name, &sr->pair, errstr, len) != 0 ||
+        run_pairs(b, stage, 1, errstr, len) != 0 ||
+        sim_bench_zk_counts(b, &before, errstr, len) != 0 ||
+        run_pairs(b, stage, SIM_BENCH_ZK_PAIRS, errstr, len) != 0 ||
+        sim_bench_zk_counts(b, &after, errstr, len) != 0 ||
+        sim_mntr_delta_of(&before, &after, &d, errstr, len) != 0)
+        return -1;
+    sr->requests_seen = (double)d.requests / SIM_BENCH_ZK_PAIRS;
+    if (d.sessions != 1 || lround(sr->requests_seen) != sr->pair.n)
+        return sim_error(errstr, len, "%d pairs of one client: %lld session(s), %lld requests "
+                         "(%.2f a pair), where the bench replays %d a pair: make "
+                         "sim/bench/bench_zk.c send what the stage's lock.c sends",
+                         SIM_BENCH_ZK_PAIRS, d.sessions, d.requests, sr->requests_seen,
+                         sr->pair.n);
+    return 0;
+}
+
 /* ---- limit: the commands alone ----------------------------------------------------- */
 
-/* The connections the replay sends a command on: one per node. */
+/* What the replay sends on: a connection per node (Redis), or one
+ * ZooKeeper session (zk.zh set). */
 typedef struct lines {
     redisContext *c[SIM_NODES_MAX];
     int n;
+    sim_bench_zk zk;
 } lines;
 
 /* One command on every line: written to all of them first (nothing is
@@ -188,6 +246,8 @@ static int replay_once(lines *ls, const sim_bench_pair *t, int64_t *ns,
 {
     int i;
 
+    if (ls->zk.zh != NULL)
+        return sim_bench_zk_replay(&ls->zk, t, ns, errstr, len);
     for (i = 0; i < t->n; i++) {
         int64_t start = sim_now_ns();
         int rc = replay_command(ls, &t->cmd[i], errstr, len);
@@ -243,6 +303,31 @@ static int slice(lines *ls, sim_fleet *f, const sim_bench_pair *t, long ms,
     return 0;
 }
 
+/* The replay's connections: one per node of a Redis stage, or one
+ * session to the follower the stage's uncontended client talks to. */
+static int lines_open(sim_bench *b, int stage, lines *ls, char *errstr, size_t len)
+{
+    memset(ls, 0, sizeof(*ls));
+    if (sim_bench_zookeeper(stage))
+        return sim_bench_zk_open(&ls->zk, b->ens.port + b->zk_follower,
+                                 SIM_BENCH_ZK_TIMEOUT_MS, errstr, len);
+    for (ls->n = 0; ls->n < sim_stage_get(stage)->masters; ls->n++) {
+        ls->c[ls->n] = sim_server_connect(&b->cl.node[ls->n], SIM_BENCH_TIMEOUT_MS, errstr, len);
+        if (ls->c[ls->n] == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+static void lines_close(lines *ls)
+{
+    int i;
+
+    for (i = 0; i < ls->n; i++)
+        redisFree(ls->c[i]);
+    sim_bench_zk_close(&ls->zk);
+}
+
 /* The limit and the stage in alternating slices: the commands replayed
  * raw on a connection like the stage's, then the same number of pairs by
  * the stage's own client, and again. A slow stretch of the machine (on a
@@ -251,29 +336,27 @@ static int slice(lines *ls, sim_fleet *f, const sim_bench_pair *t, long ms,
  * slice by slice, so a drift slower than a slice cancels in it. */
 static int uncontended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
 {
-    lines ls = { { NULL }, sim_stage_get(stage)->masters };
+    int zk = sim_bench_zookeeper(stage), i, rc;
+    long warm_ms = zk ? SIM_BENCH_ZK_WARM_MS : SIM_BENCH_WARM_MS;
+    long slice_ms = zk ? SIM_BENCH_ZK_SLICE_MS : SIM_BENCH_SLICE_MS;
+    lines ls;
     slices sl;
     sim_fleet f;
-    int i, rc = 0;
 
-    for (i = 0; i < ls.n && rc == 0; i++) {
-        ls.c[i] = sim_server_connect(&b->cl.node[i], SIM_BENCH_TIMEOUT_MS, errstr, len);
-        rc = ls.c[i] == NULL ? -1 : 0;
-    }
     memset(&sl, 0, sizeof(sl));
     memset(&f, 0, sizeof(f));
+    rc = lines_open(b, stage, &ls, errstr, len);
     if (rc == 0)
         rc = solo_start(b, &f, stage, errstr, len);
     if (rc == 0)
-        rc = slice(&ls, &f, &sr->pair, SIM_BENCH_WARM_MS, &sl, errstr, len);
+        rc = slice(&ls, &f, &sr->pair, warm_ms, &sl, errstr, len);
     memset(&sl, 0, sizeof(sl));
     for (i = 0; i < SIM_BENCH_SLICES && rc == 0; i++)
-        rc = slice(&ls, &f, &sr->pair, SIM_BENCH_SLICE_MS, &sl, errstr, len);
+        rc = slice(&ls, &f, &sr->pair, slice_ms, &sl, errstr, len);
     if (rc == 0)
         rc = sim_fleet_stop(&f, JOIN_TIMEOUT_MS, errstr, len);
     sim_fleet_end(&f);
-    for (i = 0; i < ls.n; i++)
-        redisFree(ls.c[i]);
+    lines_close(&ls);
     if (rc != 0)
         return -1;
     sr->fig[SIM_BENCH_LIMIT] = sim_tally_median(sl.replay, sl.n);
@@ -323,11 +406,14 @@ static int analyse(const sim_fleet *f, int64_t go, int64_t stop, sim_bench_stage
 
 /* The window itself: go, wait, stop, and every client out. A machine
  * fast enough to fill the history (four events per acquisition) gets a
- * shorter window; the rates are per second of the window it got. */
-static int window(sim_bench *b, sim_fleet *f, int64_t *go, int64_t *stop,
-                  char *errstr, size_t len)
+ * shorter window; the rates are per second of the window it got. The
+ * servers start counting before go: Redis's SLOWLOG logs from an empty
+ * log, a ZooKeeper ensemble's counters are read into *zk. */
+static int window(sim_bench *b, int stage, sim_fleet *f, sim_mntr *zk, int64_t *go,
+                  int64_t *stop, char *errstr, size_t len)
 {
-    if (sim_bench_slowlog_on(b, errstr, len) != 0)
+    if (sim_bench_zookeeper(stage) ? sim_bench_zk_counts(b, zk, errstr, len) != 0
+                                   : sim_bench_slowlog_on(b, errstr, len) != 0)
         return -1;
     *go = sim_fleet_go_all(f);
     while (sim_now_ns() - *go < SIM_BENCH_WINDOW_MS * 1000000LL &&
@@ -337,37 +423,83 @@ static int window(sim_bench *b, sim_fleet *f, int64_t *go, int64_t *stop,
     return sim_fleet_stop(f, JOIN_TIMEOUT_MS, errstr, len);
 }
 
+/* What Redis counted in the window: the round trips and unlock messages
+ * from the SLOWLOG, the commands run from commandstats (before: their
+ * count when the window began). */
+static int redis_counts(sim_bench *b, sim_bench_stage *sr, long long before, char *errstr,
+                        size_t len)
+{
+    long long after = 0, internal = 0;
+
+    if (sim_bench_slowlog_count(b, &sr->round_trips, &internal, errstr, len) != 0 ||
+        sim_bench_slowlog_messages(b, &sr->published, &sr->delivered, errstr, len) != 0 ||
+        sim_bench_slowlog_off(b, errstr, len) != 0 ||
+        sim_bench_commandstats(b, &after, errstr, len) != 0)
+        return -1;
+    sr->commands = after - before;
+    return 0;
+}
+
+/* What the ensemble counted since *before: every client exited, so each
+ * session was opened and closed in between. */
+static int zk_counts(sim_bench *b, sim_bench_stage *sr, const sim_mntr *before,
+                     char *errstr, size_t len)
+{
+    sim_mntr after;
+    sim_mntr_delta d;
+
+    if (sim_bench_zk_counts(b, &after, errstr, len) != 0 ||
+        sim_mntr_delta_of(before, &after, &d, errstr, len) != 0)
+        return -1;
+    sr->round_trips = d.requests;
+    sr->sessions = d.sessions;
+    sr->watches = d.watches;
+    return 0;
+}
+
+/* Per acquisition: requests, commands run (Redis), and the waiters woken
+ * per unlock message (Redis) or per release (ZooKeeper: each acquisition
+ * is released once). */
+static void per_acquisition(int stage, sim_bench_stage *sr)
+{
+    double acq = sr->acquisitions > 0 ? (double)sr->acquisitions : NAN;
+
+    sr->fig[SIM_BENCH_RTT_ACQ] = sr->round_trips / acq;
+    if (sim_bench_zookeeper(stage)) {
+        sr->fig[SIM_BENCH_DELIVERED] = sr->watches / acq;
+        return;
+    }
+    sr->fig[SIM_BENCH_CMDS_ACQ] = sr->commands / acq;
+    sr->fig[SIM_BENCH_DELIVERED] = sr->published ? (double)sr->delivered / sr->published : NAN;
+}
+
 /* The counter starts at 0; what it says afterwards is what the clients
  * did, lost updates aside. */
 static int contended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
 {
-    long long before = 0, after = 0, internal = 0;
+    int zk = sim_bench_zookeeper(stage), rc;
+    sim_mntr zk_before;
+    long long before = 0;
     int64_t go = 0, stop = 0;
     sim_fleet f;
-    int rc;
 
     if (sim_resource_set(b->res, SIM_COUNTER_KEY, 0, errstr, len) != 0 ||
-        sim_bench_commandstats(b, &before, errstr, len) != 0)
+        (!zk && sim_bench_commandstats(b, &before, errstr, len) != 0))
         return -1;
     rc = fleet_start(b, &f, stage, SIM_PLAN_BENCH_RMW, SIM_BENCH_CONTENDERS, errstr, len);
     if (rc == 0)
-        rc = window(b, &f, &go, &stop, errstr, len);
+        rc = window(b, stage, &f, &zk_before, &go, &stop, errstr, len);
     if (rc == 0)
-        rc = sim_bench_slowlog_count(b, &sr->round_trips, &internal, errstr, len);
-    if (rc == 0)
-        rc = sim_bench_slowlog_messages(b, &sr->published, &sr->delivered, errstr, len);
-    if (rc == 0 && (rc = sim_bench_slowlog_off(b, errstr, len)) == 0 &&
-        (rc = sim_bench_commandstats(b, &after, errstr, len)) == 0 &&
+        rc = zk ? zk_counts(b, sr, &zk_before, errstr, len)
+                : redis_counts(b, sr, before, errstr, len);
+    if (rc == 0 &&
         (rc = sim_resource_get(b->res, SIM_COUNTER_KEY, &sr->counter, errstr, len)) == 0)
         rc = analyse(&f, go, stop, sr, errstr, len);
     sim_fleet_end(&f);
     if (rc != 0)
         return -1;
-    sr->commands = after - before;
     sr->window_ms = (double)(stop - go) / 1e6;
-    sr->fig[SIM_BENCH_RTT_ACQ] = sr->acquisitions ? (double)sr->round_trips / sr->acquisitions : NAN;
-    sr->fig[SIM_BENCH_CMDS_ACQ] = sr->acquisitions ? (double)sr->commands / sr->acquisitions : NAN;
-    sr->fig[SIM_BENCH_DELIVERED] = sr->published ? (double)sr->delivered / sr->published : NAN;
+    per_acquisition(stage, sr);
     return 0;
 }
 
@@ -391,14 +523,18 @@ static int reset(sim_bench *b, int scripts, char *errstr, size_t len)
 static int measure(sim_bench *b, int run, int stage, sim_bench_stage *sr,
                    char *errstr, size_t len)
 {
+    /* A ZooKeeper stage's nodes go with their sessions: nothing to reset. */
+    int zk = sim_bench_zookeeper(stage);
+
     sim_bench_progress(b, run, stage, "capture");
-    if (reset(b, 1, errstr, len) != 0 || capture(b, stage, &sr->pair, errstr, len) != 0)
+    if (zk ? capture_zk(b, stage, sr, errstr, len) != 0
+           : reset(b, 1, errstr, len) != 0 || capture(b, stage, &sr->pair, errstr, len) != 0)
         return -1;
     sim_bench_progress(b, run, stage, "uncontended");
-    if (reset(b, 0, errstr, len) != 0 || uncontended(b, stage, sr, errstr, len) != 0)
+    if ((!zk && reset(b, 0, errstr, len) != 0) || uncontended(b, stage, sr, errstr, len) != 0)
         return -1;
     sim_bench_progress(b, run, stage, "contended");
-    if (reset(b, 0, errstr, len) != 0 || contended(b, stage, sr, errstr, len) != 0)
+    if ((!zk && reset(b, 0, errstr, len) != 0) || contended(b, stage, sr, errstr, len) != 0)
         return -1;
     return 0;
 }

@@ -1,13 +1,17 @@
-/* bench_queue: the targets of a stage that queues its waiters (v9), the
- * figures that show v6's herd gone, on the medians of the runs. See
- * bench.h. */
+/* bench_queue: the targets of a stage that queues its waiters (v9 on
+ * Redis, v11 on ZooKeeper), the figures that show its base's herd gone
+ * (v6's, v10's: every waiter wakes on each release), on the medians of
+ * the runs. Each queue is compared with the stages on its own kind of
+ * server only. See bench.h. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bench.h"
 
-#define V6 6                /* the herd: every waiter wakes on each unlock */
-#define MAX_ROUND_TRIPS 4.0 /* try, subscribe, try, and the try it was woken for */
+#define MAX_ROUND_TRIPS 4.0 /* v9: try, subscribe, try, and the try it was woken for */
+#define MAX_REQUESTS 5.0    /* v11: create, list, watch the one before, the list it
+                             * was woken for, delete */
 #define MAX_REWON 0.01      /* the releaser queues behind everyone else */
 #define MIN_SERVED 0.9      /* the least served client against the most */
 
@@ -18,12 +22,22 @@ static int is_queue(int s)
     return st != NULL && (st->caps & SIM_CAP_QUEUE) != 0;
 }
 
-/* The stages that poll: no unlock message wakes their waiters. */
-static int is_polling(int s)
+/* Stage s runs on the same kind of server as stage q. */
+static int same_server(int s, int q)
+{
+    const sim_stage *a = sim_stage_get(s), *c = sim_stage_get(q);
+
+    return a != NULL && c != NULL && strcmp(a->server, c->server) == 0;
+}
+
+/* The stages that poll, on q's kind of server: no message or watch wakes
+ * their waiters (a ZooKeeper stage always waits on a watch). */
+static int is_polling(int s, int q)
 {
     const sim_stage *st = sim_stage_get(s);
 
-    return st != NULL && (st->caps & SIM_CAP_PUBSUB) == 0;
+    return st != NULL && same_server(s, q) && !sim_bench_zookeeper(s) &&
+           (st->caps & SIM_CAP_PUBSUB) == 0;
 }
 
 static const char *verdict(int met)
@@ -32,8 +46,8 @@ static const char *verdict(int met)
 }
 
 /* The highest (most = 1) or lowest median of a figure among the polling
- * stages measured; *at gets the stage, 0 when none. */
-static double polling_best(const sim_bench *b, int f, int most, int *at)
+ * stages measured on q's server; *at gets the stage, 0 when none. */
+static double polling_best(const sim_bench *b, int q, int f, int most, int *at)
 {
     double best = NAN;
     int s;
@@ -42,7 +56,7 @@ static double polling_best(const sim_bench *b, int f, int most, int *at)
     for (s = 1; s <= SIM_STAGES; s++) {
         double x = sim_bench_median(b, s, f);
 
-        if (!is_polling(s) || !sim_bench_wanted(b, s) || isnan(x))
+        if (!is_polling(s, q) || !sim_bench_wanted(b, s) || isnan(x))
             continue;
         if (isnan(best) || (most ? x > best : x < best)) {
             best = x;
@@ -52,19 +66,33 @@ static double polling_best(const sim_bench *b, int f, int most, int *at)
     return best;
 }
 
-/* The herd's cost, and the queue's, per acquisition and per message. */
+/* The stage whose herd the queue ends: the one it is built on. */
+static int herd_of(int q)
+{
+    return sim_stage_get(q)->base;
+}
+
+/* The herd's cost, and the queue's, per acquisition and per wake-up:
+ * an unlock message (Redis) or a release (ZooKeeper). */
 static void target_herd(const sim_bench *b, int q, FILE *f)
 {
+    int herd = herd_of(q), zk = sim_bench_zookeeper(q), seen = sim_bench_wanted(b, herd);
+    double bound = zk ? MAX_REQUESTS : MAX_ROUND_TRIPS;
     double rt = sim_bench_median(b, q, SIM_BENCH_RTT_ACQ);
     double woken = sim_bench_median(b, q, SIM_BENCH_DELIVERED);
 
-    fprintf(f, "  %s round trips/acq <= %.0f: %s (%.2f; v6 %.2f, %.1f commands against %.1f)\n",
-            sim_stage_name(q), MAX_ROUND_TRIPS, verdict(rt <= MAX_ROUND_TRIPS), rt,
-            sim_bench_median(b, V6, SIM_BENCH_RTT_ACQ),
-            sim_bench_median(b, q, SIM_BENCH_CMDS_ACQ),
-            sim_bench_median(b, V6, SIM_BENCH_CMDS_ACQ));
-    fprintf(f, "  %s woken per unlock message <= 1: %s (%.2f; v6 %.2f)\n", sim_stage_name(q),
-            verdict(woken <= 1.0), woken, sim_bench_median(b, V6, SIM_BENCH_DELIVERED));
+    fprintf(f, "  %s %s/acq <= %.0f: %s (%.2f", sim_stage_name(q),
+            zk ? "requests" : "round trips", bound, verdict(rt <= bound), rt);
+    if (seen)
+        fprintf(f, "; v%d %.2f", herd, sim_bench_median(b, herd, SIM_BENCH_RTT_ACQ));
+    if (seen && !zk)
+        fprintf(f, ", %.1f commands against %.1f", sim_bench_median(b, q, SIM_BENCH_CMDS_ACQ),
+                sim_bench_median(b, herd, SIM_BENCH_CMDS_ACQ));
+    fprintf(f, ")\n  %s woken per %s <= 1: %s (%.2f", sim_stage_name(q),
+            zk ? "release" : "unlock message", verdict(woken <= 1.0), woken);
+    if (seen)
+        fprintf(f, "; v%d %.2f", herd, sim_bench_median(b, herd, SIM_BENCH_DELIVERED));
+    fprintf(f, ")\n");
 }
 
 /* Throughput and fairness: no polling stage hands the lock on faster,
@@ -76,7 +104,7 @@ static void target_share(const sim_bench *b, int q, FILE *f)
     double least = sim_bench_median(b, q, SIM_BENCH_LEAST);
     double most = sim_bench_median(b, q, SIM_BENCH_MOST);
     int at;
-    double best = polling_best(b, SIM_BENCH_ACQ_RATE, 1, &at);
+    double best = polling_best(b, q, SIM_BENCH_ACQ_RATE, 1, &at);
 
     if (at > 0)
         fprintf(f, "  %s acquisitions/s >= the best polling stage's (%s, %.0f): %s (%.0f)\n",
@@ -88,21 +116,26 @@ static void target_share(const sim_bench *b, int q, FILE *f)
             most);
 }
 
-/* The wait tail, p99 and max, below v6's and every polling stage's. */
+/* The wait tail, p99 and max, below the herd's and every polling stage's
+ * on the same server. */
 static void target_tail(const sim_bench *b, int q, FILE *f, int fig, const char *name)
 {
     double mine = sim_bench_median(b, q, fig), other;
-    int s, worst = 0;
+    int s, worst = 0, herd = herd_of(q), seen = 0;
 
     for (s = 1; s <= SIM_STAGES; s++) {
-        if (s == q || !sim_bench_wanted(b, s) || !(is_polling(s) || s == V6))
+        if (s == q || !sim_bench_wanted(b, s) || !(is_polling(s, q) || s == herd))
             continue;
         other = sim_bench_median(b, s, fig);
+        seen += !isnan(other);
         if (!isnan(other) && other <= mine && worst == 0)
             worst = s;
     }
-    fprintf(f, "  %s %s below v6's and every polling stage's: %s (%.1f ms", sim_stage_name(q),
-            name, verdict(worst == 0 && !isnan(mine)), mine);
+    if (seen == 0)
+        return; /* nothing measured to be below: stage=N alone */
+    fprintf(f, "  %s %s below v%d's%s: %s (%.1f ms", sim_stage_name(q), name, herd,
+            sim_bench_zookeeper(q) ? "" : " and every polling stage's",
+            verdict(worst == 0 && !isnan(mine)), mine);
     if (worst > 0)
         fprintf(f, "; %s %.1f ms", sim_stage_name(worst), sim_bench_median(b, worst, fig));
     fprintf(f, ")\n");

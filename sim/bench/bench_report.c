@@ -14,10 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <hiredis/hiredis.h>
+#include <zookeeper/zookeeper_version.h>
 
 #include "bench.h"
 #include "tally.h"
 #include "util.h"
+
+#define NAME_W 24 /* the longest stage name, v11-zookeeper-sequential */
 
 /* ---- statistics -------------------------------------------------------------- */
 
@@ -148,8 +151,8 @@ int sim_bench_wanted(const sim_bench *b, int stage)
 {
     const sim_stage *s = sim_stage_get(stage);
 
-    /* It captures and replays Redis commands: the stages on Redis. */
-    return s != NULL && strcmp(s->server, "redis") == 0 &&
+    /* It replays Redis commands or ZooKeeper requests: the stages on those. */
+    return s != NULL && (strcmp(s->server, "redis") == 0 || sim_bench_zookeeper(stage)) &&
            (b->only_stage == 0 || b->only_stage == stage);
 }
 
@@ -178,9 +181,11 @@ static const char *command_name(const sim_bench_command *c, char *buf, size_t le
 }
 
 /* A pair's round trips in words: "2  SET EVALSHA"; "2x5 SET EVALSHA" for
- * a stage that sends each to five nodes at once. */
-static const char *pair_text(const sim_bench_pair *p, int nodes, char *buf, size_t len)
+ * a stage that sends each to five nodes at once (not an ensemble's: a
+ * ZooKeeper client sends each request to one server). */
+static const char *pair_text(const sim_bench_pair *p, int stage, char *buf, size_t len)
 {
+    int nodes = sim_bench_zookeeper(stage) ? 1 : sim_stage_get(stage)->masters;
     char name[32];
     size_t used;
     int c;
@@ -195,13 +200,27 @@ static const char *pair_text(const sim_bench_pair *p, int nodes, char *buf, size
     return buf;
 }
 
+/* The ensemble's lines: what it runs, and what it does not wait for. */
+static void print_zookeeper(const sim_bench *b, FILE *f)
+{
+    if (b->ens.nodes == 0)
+        return;
+    fprintf(f, "          ZooKeeper %s, an ensemble of %d (tickTime %d ms), C client %s\n",
+            b->zk_version, b->ens.nodes, SIM_ENSEMBLE_TICK_MS, ZOO_VERSION);
+    fprintf(f, "disk      ZooKeeper runs with forceSync=no: a write is acknowledged once a majority\n"
+               "          of the servers wrote it to their log file, in memory, not fsynced to disk\n"
+               "          (with an fsync each write would wait for a majority's disk); the Redis\n"
+               "          servers persist nothing\n");
+}
+
 static void print_header(const sim_bench *b, FILE *f)
 {
-    fprintf(f, "lockstep bench: every stage against the Redis round-trip limit\n");
+    fprintf(f, "lockstep bench: every stage against its own round-trip limit\n");
     fprintf(f, "command   %s\n", b->command_line);
     fprintf(f, "machine   %d CPU%s; %s\n", b->ncpu, b->ncpu == 1 ? "" : "s", b->pinning);
     fprintf(f, "software  redis-server %s, hiredis %d.%d.%d; lock and resource servers on TCP loopback\n",
             b->redis_version, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
+    print_zookeeper(b, f);
     fprintf(f, "date      %s\n", b->date);
     if (b->load[0] >= 0)
         fprintf(f, "load      %.2f %.2f %.2f (1, 5, 15 min) at the start: other work on the machine\n"
@@ -230,16 +249,22 @@ static void print_uncontended(const sim_bench *b, FILE *f)
                "by slice. All three from the run with the median ratio (the spread: all runs).\n"
                "cmds: what the server ran for a pair, scripts' included (one node's).\n",
             SIM_BENCH_SLICE_MS);
-    fprintf(f, "%-22s %-24s %4s  %-14s %-14s %s\n", "stage", "round trips per pair",
+    if (b->ens.nodes > 0)
+        fprintf(f, "ZooKeeper: the requests its lock.c sends (as many as the servers received from\n"
+                   "the stage's client: mntr), replayed synchronously on one session of the C\n"
+                   "client; the replay and the stage's client both talk to one follower; %d ms\n"
+                   "slices. No cmds: a request is one operation.\n", SIM_BENCH_ZK_SLICE_MS);
+    fprintf(f, "%-*s %-29s %4s  %-14s %-14s %s\n", NAME_W, "stage", "round trips per pair",
             "cmds", "limit pairs/s", "stage pairs/s", "ratio");
     for (s = 1; s <= SIM_STAGES; s++) {
         const sim_bench_pair *p = &b->result[0][s - 1].pair;
+        char cmds[16];
 
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s %-24s %4d  %-14s %-14s %s\n", sim_stage_name(s),
-                pair_text(p, sim_stage_get(s)->masters, trips, sizeof(trips)),
-                p->n + p->internal,
+        snprintf(cmds, sizeof(cmds), sim_bench_zookeeper(s) ? "-" : "%d", p->n + p->internal);
+        fprintf(f, "%-*s %-29s %4s  %-14s %-14s %s\n", NAME_W, sim_stage_name(s),
+                pair_text(p, s, trips, sizeof(trips)), cmds,
                 run_cell(b, s, SIM_BENCH_LIMIT, 'g', c1, sizeof(c1)),
                 run_cell(b, s, SIM_BENCH_SOLO, 'g', c2, sizeof(c2)),
                 run_cell(b, s, SIM_BENCH_RATIO, 'f', c3, sizeof(c3)));
@@ -270,7 +295,7 @@ static void print_commands(const sim_bench *b, FILE *f)
 
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "  %-22s", sim_stage_name(s));
+        fprintf(f, "  %-*s", NAME_W, sim_stage_name(s));
         for (c = 0; c < p->n; c++)
             fprintf(f, "  %s %s", command_name(&p->cmd[c], name, sizeof(name)),
                     grouped(command_rate(b, s, c), num, sizeof(num)));
@@ -311,14 +336,14 @@ static void print_columns(const sim_bench *b, FILE *f, const column *cols, size_
     size_t i;
     int s;
 
-    fprintf(f, "%-22s", "stage");
+    fprintf(f, "%-*s", NAME_W, "stage");
     for (i = 0; i < n; i++)
         fprintf(f, i + 1 < n ? " %-*s" : " %*s", i + 1 < n ? cols[i].width : 0, cols[i].title);
     fputc('\n', f);
     for (s = 1; s <= SIM_STAGES; s++) {
         if (!sim_bench_wanted(b, s))
             continue;
-        fprintf(f, "%-22s", sim_stage_name(s));
+        fprintf(f, "%-*s", NAME_W, sim_stage_name(s));
         for (i = 0; i < n && i < COLUMNS; i++) {
             if (cols[i].figure == LOST)
                 snprintf(text[i], sizeof(text[i]), "%lld", sim_bench_lost(b, s));
@@ -347,6 +372,13 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
                "messages delivered per message published (its channel's subscribers then);\n"
                "lost updates: acquisitions the counter does not show.\n",
             SIM_BENCH_CONTENDERS, SIM_BENCH_WINDOW_MS);
+    if (b->ens.nodes > 0)
+        fprintf(f, "ZooKeeper, on the whole ensemble: round trips: the packets its servers received\n"
+                   "(mntr's zk_packets_received, all servers), less our mntr words and each\n"
+                   "session's open and close: the requests, and any ping (a session pings after\n"
+                   "%d ms idle, a third of its timeout: a wait max below that means none);\n"
+                   "woken: watch notifications the servers sent (zk_sum_node_*_watch_count) per\n"
+                   "release.\n", SIM_BENCH_LEASE_MS / 3);
     print_columns(b, f, cols, sizeof(cols) / sizeof(cols[0]));
 }
 
@@ -473,7 +505,7 @@ void sim_bench_progress(const sim_bench *b, int run, int stage, const char *what
     if (what == NULL)
         fprintf(stderr, "\r%*s\r", 70, "");
     else
-        fprintf(stderr, "\r[run %d/%d] %-22s %-12s", run + 1, b->runs,
+        fprintf(stderr, "\r[run %d/%d] %-*s %-12s", run + 1, b->runs, NAME_W,
                 sim_stage_name(stage), what);
     fflush(stderr);
 }
