@@ -9,7 +9,7 @@
 #                                   seed=K varies the baseline; html=1: its page too, in build/runs)
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
-#   make bench                      each stage on Redis against the Redis round-trip limit
+#   make bench                      each stage against its own round-trip limit, Redis's and ZooKeeper's
 #   make diff from=N to=M           what changed between two stages (side=1: side by side,
 #                                   full=1: whole files)
 #   make diff to=M [part=K]         what stage M changed on the stage it is built on
