@@ -61,6 +61,8 @@ struct dlock {
                                      * threads may share a handle */
     zhandle_t *zh;                  /* the session; NULL until needed, and after
                                      * it expired */
+    int held;                       /* a thread of this handle holds the node: a
+                                     * lost create's node is then not ours to take */
     pthread_mutex_t wmu;            /* guards events: the only lock a watcher
                                      * takes, never held across a call */
     pthread_cond_t changed;         /* broadcast on every watcher call */
@@ -155,6 +157,7 @@ static void drop_session(dlock *l)
     if (l->zh != NULL)
         zookeeper_close(l->zh);
     l->zh = NULL;
+    l->held = 0;
 }
 
 /* A new session, connected, with the lease as its timeout. The server
@@ -343,7 +346,8 @@ static int lost_create(dlock *l, int rc)
         return CREATE_AGAIN;
     if (found != ZOK)
         return rc;
-    return st.ephemeralOwner == zoo_client_id(l->zh)->client_id ? ZOK : ZNODEEXISTS;
+    return st.ephemeralOwner == zoo_client_id(l->zh)->client_id && !l->held ? ZOK
+                                                                              : ZNODEEXISTS;
 }
 
 /* One attempt, with l->mu held: OK when we created the node, BUSY when
@@ -361,8 +365,10 @@ static int try_acquire(dlock *l, int watch, unsigned long *seen)
     rc = lost_create(l, create_node(l, token));
     if (rc == CREATE_AGAIN)
         return AGAIN;
-    if (rc == ZOK)
+    if (rc == ZOK) {
+        l->held = 1;
         return DLOCK_OK;
+    }
     if (rc != ZNODEEXISTS)
         return zk_fail(l, "create", rc);
     if (!watch)
@@ -383,6 +389,8 @@ static int release(dlock *l)
     if (ensure_session(l) != DLOCK_OK)
         return DLOCK_ERR;
     rc = zoo_delete(l->zh, l->path, -1);
+    if (rc == ZOK || rc == ZNONODE)
+        l->held = 0;
     if (rc == ZOK)
         return DLOCK_OK;
     return rc == ZNONODE ? DLOCK_NOT_OWNER : zk_fail(l, "delete", rc);
