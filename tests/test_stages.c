@@ -217,6 +217,7 @@ static const struct differs {
     { 11, "release", "only the holding thread's last release, of its own node; a failed "
       "delete is left for a later call" },
     { 11, "dlock_acquire", "reentrant; queues, waits its turn, leaves the queue on a failure" },
+    { 11, "drop_session", "no handle-wide holder to forget: each thread's holds are its own" },
     { 11, "dlock_token", "the czxid of the calling thread's node, not 0" },
     { 11, "dlock_free", "also frees the held node's path, and the nodes left to delete" },
 };
