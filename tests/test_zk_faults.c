@@ -367,6 +367,9 @@ void zk_add_fault_tcases(Suite *s)
     suite_add_tcase(s, load);
     suite_add_tcase(s, failover);
     suite_add_tcase(s, errors);
+    /* Its ensemble's dir goes where the runner removes it, even when the
+     * test fails or times out before it could. */
+    tcase_add_unchecked_fixture(clock, harness_tmpdir_setup, harness_tmpdir_teardown);
     tcase_add_checked_fixture(clock, harness_test_setup, harness_test_teardown);
     tcase_set_timeout(clock, CLOCK_TCASE_S);
     tcase_add_test(clock, test_zk_clock_jump_keeps_sessions);
