@@ -65,6 +65,30 @@ long long connections_received(void);
  * last command was cmd. Returns how many it closed. */
 int kill_clients_by_last_command(const char *cmd);
 
+/* ---- many at once ---------------------------------------------------------- */
+
+/* Where a contention test keeps its counter: the store of the stage's
+ * kind of server, which each client reads and writes beside the lock,
+ * never through it. */
+typedef struct counter_store {
+    void *(*open)(void);                 /* a connection of the caller's own; NULL if none */
+    long long (*get)(void *conn);        /* the count, 0 before the first write; -1 on an error */
+    int (*set)(void *conn, long long n); /* 0, or -1 on an error */
+    void (*close)(void *conn);
+} counter_store;
+
+/* The contention test: clients processes, each rounds read-modify-writes
+ * of the store's counter under the lock "counter-lock". Fails the test
+ * unless every client ended well and the counter ends at clients x
+ * rounds (a lost update means two holders at once). */
+void count_in_processes(const counter_store *store, int clients, int rounds);
+
+/* The shared-handle test: threads threads all on the handle l, rounds
+ * locked increments each of a counter in memory. Fails the test on a
+ * call that did not return OK, on two threads inside at once, or on a
+ * lost increment. */
+void count_in_threads(dlock *l, int threads, int rounds);
+
 /* ---- the parts of the contract -------------------------------------------- */
 
 /* Each adds its file's tests to a tcase of test_lock.c's suite, the ones

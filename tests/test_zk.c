@@ -28,10 +28,6 @@
 #define LIVE_LEASE_MS 1000 /* a session that a live holder keeps on a loaded machine */
 #define RECOVER_TRIES 3    /* acquires after a session expired, as a caller retries */
 #define BUDGET_MS 300      /* a waiter's wait budget */
-#define CLIENTS 4          /* the contention test: processes ... */
-#define ROUNDS 25          /* ... times increments each */
-#define THREADS 4          /* the shared-handle test: threads ... */
-#define THREAD_ROUNDS 25   /* ... times increments each, all on one handle */
 #define TCASE_TIMEOUT_S 180 /* an ensemble's start on a loaded machine, and the tests */
 
 /* ---- basics ---------------------------------------------------------------------- */
