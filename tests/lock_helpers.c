@@ -108,6 +108,41 @@ void run_in_thread(pthread_t *t, attempt *a)
                   "cannot start a thread");
 }
 
+void check_busy_while_held(void)
+{
+    dlock *a, *b;
+    int rc;
+
+    harness_title("a second client's try returns BUSY while the lock is held");
+    a = take("A", "held", LEASE_MS);
+    b = harness_lock(harness_server(), "held", LEASE_MS, 0);
+    rc = dlock_acquire(b);
+    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY while A holds the lock, got %s (%s)",
+                  harness_result(rc), dlock_errstr(b));
+    release_ok(a, "A");
+    dlock_free(b);
+    dlock_free(a);
+}
+
+dlock *wait_out_budget(dlock **a, const char *name, long budget_ms, long least_ms)
+{
+    int64_t t0, waited;
+    dlock *b;
+    int rc;
+
+    *a = take("A", name, LEASE_MS);
+    b = harness_lock(harness_server(), name, LEASE_MS, budget_ms);
+    t0 = harness_now_ms();
+    rc = dlock_acquire(b);
+    waited = harness_now_ms() - t0;
+    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY once the %ld ms budget ran out, got %s (%s)",
+                  budget_ms, harness_result(rc), dlock_errstr(b));
+    ck_assert_msg(waited >= least_ms && waited < budget_ms + 2000, "acquire with a %ld ms "
+                  "budget returned BUSY after %lld ms; expected about %ld ms", budget_ms,
+                  (long long)waited, budget_ms);
+    return b;
+}
+
 void assert_error(dlock *l, int rc, const char *call, const char *situation)
 {
     ck_assert_msg(rc == DLOCK_ERR, "expected %s to return ERR %s, got %s", call, situation,

@@ -51,6 +51,16 @@ typedef struct attempt {
  * pthread_join, then read its results. */
 void run_in_thread(pthread_t *t, attempt *a);
 
+/* The whole of a test that every kind of lock runs as it is: a second
+ * client's try returns BUSY while the lock is held. */
+void check_busy_while_held(void);
+
+/* Client A takes the lock name (*a gets A's handle), and client B waits
+ * for it with a budget of budget_ms: fails the test unless B's acquire
+ * returns BUSY after least_ms or more, and nowhere near "forever".
+ * Returns B's handle. */
+dlock *wait_out_budget(dlock **a, const char *name, long budget_ms, long least_ms);
+
 /* An error result with a reason, not a crash or a hang. */
 void assert_error(dlock *l, int rc, const char *call, const char *situation);
 
