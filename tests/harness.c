@@ -15,48 +15,13 @@
 
 #define TEST_TIMEOUT_MS 2000 /* the tests' own connections: no hang, ever */
 
-static char root[SIM_PATH_LEN];    /* the run's temp dir */
-static int servers_started;        /* names servers uniquely in root */
+static int servers_started;        /* names servers uniquely in the run's temp dir */
 _Static_assert(STAGE_COUNT > 0 && SIM_NODES_MAX >= 1, "a stage talks to one node at least");
 
 static sim_server tcase_node[SIM_NODES_MAX];   /* the unchecked fixture's servers */
 static sim_ensemble tcase_ensemble;            /* ... of a ZooKeeper stage */
 static redisContext *test_redis[SIM_NODES_MAX]; /* the checked fixture's connections */
 static int64_t title_ms;           /* when harness_title ran; 0 = no title */
-
-/* ---- the runner's side ------------------------------------------------------ */
-
-void harness_init(void)
-{
-    char err[HARNESS_ERRSTR_LEN];
-
-    /* Check forks a process per test: flush each line before it does, or
-     * the children repeat what the parent had buffered. */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (sim_tempdir_create(root, sizeof(root), err, sizeof(err)) != 0) {
-        fprintf(stderr, "tests: %s\n", err);
-        exit(EXIT_FAILURE);
-    }
-    /* Both only act on what this process started: a test process that
-     * exits leaves the runner's servers and temp dir alone. */
-    atexit(sim_cluster_cleanup);
-    sim_cluster_cleanup_on_signal();
-}
-
-int harness_run(Suite *const *suites, int n)
-{
-    SRunner *sr = srunner_create(suites[0]);
-    int i, failed;
-
-    for (i = 1; i < n; i++)
-        srunner_add_suite(sr, suites[i]);
-    /* CK_ENV: CK_VERBOSITY=verbose lists every test; the default prints
-     * failures and the summary line. */
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
 
 /* ---- servers and fixtures ---------------------------------------------------- */
 
@@ -66,7 +31,7 @@ void harness_server_start(sim_server *s)
     int rc;
 
     snprintf(name, sizeof(name), "server-%ld-%d", (long)getpid(), ++servers_started);
-    rc = sim_server_start(s, root, name, NULL, err, sizeof(err));
+    rc = sim_server_start(s, rundir_path(), name, NULL, err, sizeof(err));
     ck_assert_msg(rc == 0, "cannot start redis-server for the test: %s", err);
 }
 
@@ -86,7 +51,7 @@ void harness_server_setup(void)
     }
     if (STAGE_ZOOKEEPER) {
         char err[HARNESS_ERRSTR_LEN];
-        int rc = sim_ensemble_start(&tcase_ensemble, root, harness_nodes(), err, sizeof(err));
+        int rc = sim_ensemble_start(&tcase_ensemble, rundir_path(), harness_nodes(), err, sizeof(err));
 
         ck_assert_msg(rc == 0, "cannot start the ZooKeeper ensemble for the tests: %s", err);
         return;

@@ -1,4 +1,5 @@
-/* tcases: a suite's tcases, each built from a table of its tests.
+/* tcases: a suite's tcases, each built from a table of its tests, and a
+ * test binary's run of its suites.
  *
  * A suite lists each tcase's tests in an array, in the order they run,
  * and adds the tcase with one call; the TCase it gets back takes what
@@ -25,5 +26,12 @@ TCase *add_tcase(Suite *suite, const char *name, const TTest *const *tests, size
 #define ADD_TESTS(tc, tests) add_tests((tc), (tests), sizeof(tests) / sizeof((tests)[0]))
 #define ADD_TCASE(suite, name, tests) \
     add_tcase((suite), (name), (tests), sizeof(tests) / sizeof((tests)[0]))
+
+/* Runs the n suites (Check's CK_VERBOSITY says how much it prints; by
+ * default the failures and the summary line "N%: Checks: N, Failures:
+ * N, Errors: N") and returns main's exit status: EXIT_FAILURE when any
+ * test failed. */
+int run_suites(Suite *const *suites, size_t n);
+#define RUN_SUITES(suites) run_suites((suites), sizeof(suites) / sizeof((suites)[0]))
 
 #endif

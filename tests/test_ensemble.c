@@ -20,31 +20,18 @@
 #include "ensemble.h"
 #include "history.h"
 #include "proc.h"
+#include "rundir.h"
 
 #define NODES 3
 #define TCASE_TIMEOUT_S 240 /* three JVMs on a loaded 2-core machine, twice */
 
-static char root[SIM_PATH_LEN]; /* the runner's temp dir: every ensemble lives here */
 static sim_ensemble fixture;    /* the tcase's ensemble */
-
-void servers_test_init(void)
-{
-    char err[256];
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (sim_tempdir_create(root, sizeof(root), err, sizeof(err)) != 0) {
-        fprintf(stderr, "tests: %s\n", err);
-        exit(EXIT_FAILURE);
-    }
-    atexit(sim_cluster_cleanup);
-    sim_cluster_cleanup_on_signal();
-}
 
 static void ensemble_setup(void)
 {
     char err[512];
 
-    if (sim_ensemble_start(&fixture, root, NODES, err, sizeof(err)) != 0) {
+    if (sim_ensemble_start(&fixture, rundir_path(), NODES, err, sizeof(err)) != 0) {
         fprintf(stderr, "tests: cannot start a ZooKeeper ensemble: %s\n", err);
         exit(EXIT_FAILURE);
     }
@@ -181,7 +168,8 @@ START_TEST(test_ensemble_stop_leaves_nothing)
     struct stat st;
     int i;
 
-    ck_assert_msg(sim_ensemble_start(&e, root, NODES, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(sim_ensemble_start(&e, rundir_path(), NODES, err, sizeof(err)) == 0, "%s",
+                  err);
     for (i = 0; i < NODES; i++) {
         pid[i] = e.node[i].pid;
         snprintf(dir[i], sizeof(dir[i]), "%s", e.node[i].dir);
@@ -213,7 +201,7 @@ static void start_and_wait(int fd)
 
     sim_cluster_cleanup_on_signal();
     memset(&st, 0, sizeof(st));
-    setenv("TMPDIR", root, 1);
+    setenv("TMPDIR", rundir_path(), 1);
     if (sim_tempdir_create(st.dir, sizeof(st.dir), err, sizeof(err)) != 0 ||
         sim_ensemble_start(&e, st.dir, NODES, err, sizeof(err)) != 0)
         _exit(3);
