@@ -186,6 +186,18 @@ static redisReply *vcommand(redisContext *c, const char *fmt, va_list ap)
     return r;
 }
 
+/* Sends a command whose reply must be of the type want (what: that type
+ * in words); fails the test when it is not. */
+static redisReply *vexpect(redisContext *c, int want, const char *what, const char *fmt,
+                           va_list ap)
+{
+    redisReply *r = vcommand(c, fmt, ap);
+
+    if (r->type != want)
+        ck_abort_msg("'%s' answered %s; expected %s", fmt, describe(r), what);
+    return r;
+}
+
 long long harness_int(redisContext *c, const char *fmt, ...)
 {
     redisReply *r;
@@ -193,10 +205,8 @@ long long harness_int(redisContext *c, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    r = vcommand(c, fmt, ap);
+    r = vexpect(c, REDIS_REPLY_INTEGER, "an integer", fmt, ap);
     va_end(ap);
-    if (r->type != REDIS_REPLY_INTEGER)
-        ck_abort_msg("'%s' answered %s; expected an integer", fmt, describe(r));
     v = r->integer;
     freeReplyObject(r);
     return v;
@@ -221,15 +231,11 @@ int harness_str(redisContext *c, char *out, size_t len, const char *fmt, ...)
 
 void harness_status(redisContext *c, const char *fmt, ...)
 {
-    redisReply *r;
     va_list ap;
 
     va_start(ap, fmt);
-    r = vcommand(c, fmt, ap);
+    freeReplyObject(vexpect(c, REDIS_REPLY_STATUS, "OK", fmt, ap));
     va_end(ap);
-    if (r->type != REDIS_REPLY_STATUS)
-        ck_abort_msg("'%s' answered %s; expected OK", fmt, describe(r));
-    freeReplyObject(r);
 }
 
 /* Adds up calls= of the lines "cmdstat_<command>:calls=N,..." that match
