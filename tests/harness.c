@@ -151,6 +151,17 @@ void harness_tmpdir_teardown(void)
     sim_tempdir_remove(tmpdir);
 }
 
+Suite *harness_own_servers_suite(const char *name, const char *tcase,
+                                 const TTest *const *tests, size_t n)
+{
+    TCase *tc;
+    Suite *s = one_tcase_suite(name, tcase, tests, n, &tc);
+
+    tcase_add_unchecked_fixture(tc, harness_tmpdir_setup, harness_tmpdir_teardown);
+    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    return s;
+}
+
 /* ---- talking to Redis -------------------------------------------------------- */
 
 redisContext *harness_connect(const sim_server *s)

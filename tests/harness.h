@@ -52,6 +52,14 @@ void harness_test_teardown(void);   /* checked: disconnect, print "... Passed" *
 void harness_tmpdir_setup(void);
 void harness_tmpdir_teardown(void);
 
+/* A suite called name of one tcase, called tcase, of n tests that start
+ * servers of their own: the tmpdir pair, and the checked fixture's
+ * title and "... Passed" line. */
+Suite *harness_own_servers_suite(const char *name, const char *tcase,
+                                 const TTest *const *tests, size_t n);
+#define OWN_SERVERS_SUITE(name, tcase, tests) \
+    harness_own_servers_suite((name), (tcase), (tests), sizeof(tests) / sizeof((tests)[0]))
+
 /* The tcase's nodes: CAPS.masters of them (one but for v8). */
 int harness_nodes(void);
 

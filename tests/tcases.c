@@ -19,6 +19,17 @@ TCase *add_tcase(Suite *suite, const char *name, const TTest *const *tests, size
     return tc;
 }
 
+Suite *one_tcase_suite(const char *name, const char *tcase, const TTest *const *tests, size_t n,
+                       TCase **tc)
+{
+    Suite *suite = suite_create(name);
+    TCase *made = add_tcase(suite, tcase, tests, n);
+
+    if (tc != NULL)
+        *tc = made;
+    return suite;
+}
+
 int run_suites(Suite *const *suites, size_t n)
 {
     SRunner *sr = srunner_create(suites[0]);

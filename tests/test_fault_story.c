@@ -22,6 +22,7 @@
 #include "lanes.h"
 #include "report.h"
 #include "story.h"
+#include "tcases.h"
 
 static char *out;        /* what the last call printed */
 static size_t out_len;
@@ -350,17 +351,12 @@ END_TEST
 
 Suite *fault_story_suite(void)
 {
-    Suite *suite = suite_create("fault story");
-    TCase *tc = tcase_create("cut and clock jump");
+    const TTest *tests[] = {
+        test_fault_story_cut_is_no_operation, test_fault_story_lanes_read_a_cut_once,
+        test_fault_story_tells_the_cut, test_fault_story_tells_what_the_key_did,
+        test_fault_story_tells_the_jump, test_fault_story_tells_an_ensembles_jump,
+        test_fault_story_terminal_draws_both_on_the_axis, test_fault_story_page_marks_both,
+    };
 
-    tcase_add_test(tc, test_fault_story_cut_is_no_operation);
-    tcase_add_test(tc, test_fault_story_lanes_read_a_cut_once);
-    tcase_add_test(tc, test_fault_story_tells_the_cut);
-    tcase_add_test(tc, test_fault_story_tells_what_the_key_did);
-    tcase_add_test(tc, test_fault_story_tells_the_jump);
-    tcase_add_test(tc, test_fault_story_tells_an_ensembles_jump);
-    tcase_add_test(tc, test_fault_story_terminal_draws_both_on_the_axis);
-    tcase_add_test(tc, test_fault_story_page_marks_both);
-    suite_add_tcase(suite, tc);
-    return suite;
+    return ONE_TCASE_SUITE("fault story", "cut and clock jump", tests, NULL);
 }

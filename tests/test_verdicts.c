@@ -264,8 +264,8 @@ Suite *verdicts_suite(void)
     const TTest *tests[] = {
         test_verdicts_ties_agree, test_verdicts_stall_bound_is_the_lease,
     };
-    Suite *suite = suite_create("verdicts");
-    TCase *files = ADD_TCASE(suite, "hand-made histories", tests);
+    TCase *files;
+    Suite *suite = ONE_TCASE_SUITE("verdicts", "hand-made histories", tests, &files);
 
     /* A test for each file of the cases table. */
     tcase_add_loop_test(files, test_verdicts_file, 0, (int)CASES);
