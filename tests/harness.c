@@ -151,6 +151,17 @@ void harness_tmpdir_teardown(void)
     sim_tempdir_remove(tmpdir);
 }
 
+TCase *harness_servers_tcase(Suite *s, const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
+    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    tcase_set_timeout(tc, timeout_s);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 Suite *harness_own_servers_suite(const char *name, const char *tcase,
                                  const TTest *const *tests, size_t n)
 {

@@ -52,6 +52,11 @@ void harness_test_teardown(void);   /* checked: disconnect, print "... Passed" *
 void harness_tmpdir_setup(void);
 void harness_tmpdir_teardown(void);
 
+/* A tcase called name, added to s, on servers of its own: the unchecked
+ * pair starts them (the tests of a tcase share them), the checked pair
+ * empties them before each test; Check kills a test after timeout_s. */
+TCase *harness_servers_tcase(Suite *s, const char *name, int timeout_s);
+
 /* A suite called name of one tcase, called tcase, of n tests that start
  * servers of their own: the tmpdir pair, and the checked fixture's
  * title and "... Passed" line. */

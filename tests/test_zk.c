@@ -280,39 +280,32 @@ END_TEST
 
 /* ---- the suite -------------------------------------------------------------------------- */
 
-TCase *zk_tcase(const char *name)
+TCase *zk_tcase(Suite *s, const char *name)
 {
-    TCase *tc = tcase_create(name);
-
-    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
-    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
-    tcase_set_timeout(tc, TCASE_TIMEOUT_S);
-    return tc;
+    return harness_servers_tcase(s, name, TCASE_TIMEOUT_S);
 }
 
 Suite *zk_suite(void)
 {
+    const TTest *first[] = {
+        test_zk_acquire_release, test_zk_busy_while_held, test_zk_wait_budget,
+        test_zk_waiter_wakes,
+    };
+    const TTest *session[] = { test_zk_session_expiry_frees, test_zk_live_holder_keeps };
     Suite *s = suite_create("zookeeper");
-    TCase *basics, *session;
+    TCase *basics;
 
     if (!STAGE_ZOOKEEPER)
         return s;
-    basics = zk_tcase("basics");
-    session = zk_tcase("session");
-    tcase_add_test(basics, test_zk_acquire_release);
-    tcase_add_test(basics, test_zk_busy_while_held);
-    tcase_add_test(basics, test_zk_wait_budget);
-    tcase_add_test(basics, test_zk_waiter_wakes);
+    basics = zk_tcase(s, "basics");
+    ADD_TESTS(basics, first);
     if (CAPS.reentrant)
         tcase_add_test(basics, test_zk_reentry);
     tcase_add_test(basics, test_zk_self_deadlock);
     tcase_add_test(basics, test_zk_release_by_non_owner);
     if (!CAPS.token)
         tcase_add_test(basics, test_zk_token_without_fence);
-    tcase_add_test(session, test_zk_session_expiry_frees);
-    tcase_add_test(session, test_zk_live_holder_keeps);
-    suite_add_tcase(s, basics);
-    suite_add_tcase(s, session);
+    ADD_TESTS(zk_tcase(s, "session"), session);
     zk_add_fault_tcases(s);
     zk_add_queue_tcases(s);
     return s;

@@ -258,19 +258,15 @@ END_TEST
 
 void zk_add_fault_tcases(Suite *s)
 {
-    TCase *load = zk_tcase("load");
-    TCase *failover = zk_tcase("failover");
-    TCase *errors = zk_tcase("errors");
-    TCase *clock = tcase_create("clock");
+    const TTest *load[] = { test_zk_counter_contention, test_zk_shared_handle };
+    const TTest *errors[] = { test_zk_no_ensemble, test_zk_bad_config };
+    TCase *clock;
 
-    tcase_add_test(load, test_zk_counter_contention);
-    tcase_add_test(load, test_zk_shared_handle);
-    tcase_add_test(failover, test_zk_leader_killed_while_held);
-    tcase_add_test(errors, test_zk_no_ensemble);
-    tcase_add_test(errors, test_zk_bad_config);
-    suite_add_tcase(s, load);
-    suite_add_tcase(s, failover);
-    suite_add_tcase(s, errors);
+    ADD_TESTS(zk_tcase(s, "load"), load);
+    tcase_add_test(zk_tcase(s, "failover"), test_zk_leader_killed_while_held);
+    ADD_TESTS(zk_tcase(s, "errors"), errors);
+    /* An ensemble of its own, under the clock library. */
+    clock = tcase_create("clock");
     tcase_add_checked_fixture(clock, harness_test_setup, harness_test_teardown);
     tcase_set_timeout(clock, CLOCK_TCASE_S);
     tcase_add_test(clock, test_zk_clock_jump_keeps_sessions);
