@@ -101,20 +101,17 @@ void count_in_threads(dlock *l, int threads, int rounds);
 
 /* ---- the parts of the contract -------------------------------------------- */
 
-/* Each adds its file's tests to a tcase of test_lock.c's suite, the ones
- * the stage's capabilities (CAPS) call for. Some parts share a tcase (its
- * one redis-server): test_lock.c calls them in the order of the contract. */
-void lock_basics_tests(TCase *basics);         /* test_lock_basics.c */
-void lock_reentry_tests(TCase *basics);        /* test_lock_reentry.c */
-void lock_owner_tests(TCase *owner);           /* test_lock_owner.c */
-void lock_token_tests(TCase *owner);           /* test_lock_tokens.c */
-void lock_script_tests(TCase *owner);          /* test_lock_owner.c */
-void lock_lease_tests(TCase *lease);           /* test_lock_lease.c */
-void lock_pubsub_tests(TCase *lease);          /* test_lock_pubsub.c */
-void lock_watchdog_tests(TCase *lease);        /* test_lock_lease.c */
-void lock_contention_tests(TCase *contention); /* test_lock_contention.c */
-void lock_threads_tests(TCase *threads);       /* test_lock_contention.c */
-void lock_errors_tests(TCase *errors);         /* test_lock_errors.c */
-void lock_quorum_tests(TCase *quorum);         /* test_lock_quorum.c */
+/* A part adds its file's tests to a tcase of test_lock.c's suite, the
+ * ones the stage's capabilities (CAPS) call for. Some parts share a tcase
+ * (its one redis-server): test_lock.c's table calls them in the order of
+ * the contract. A line a tcase, its files (test_lock_*.c) after it. */
+typedef void lock_part(TCase *tc);
+
+lock_part lock_basics_tests, lock_reentry_tests;                    /* _basics.c, _reentry.c */
+lock_part lock_owner_tests, lock_token_tests, lock_script_tests;    /* _owner.c, _tokens.c */
+lock_part lock_lease_tests, lock_pubsub_tests, lock_watchdog_tests; /* _lease.c, _pubsub.c */
+lock_part lock_contention_tests, lock_threads_tests; /* two tcases, test_lock_contention.c */
+lock_part lock_errors_tests;                                        /* test_lock_errors.c */
+lock_part lock_quorum_tests;                                        /* test_lock_quorum.c */
 
 #endif

@@ -97,21 +97,25 @@ static void add_quorum(Suite *s)
  * its own: a ZooKeeper stage's are in tests/test_zk.c. */
 static void add_redis(Suite *s)
 {
-    TCase *basics = harness_servers_tcase(s, "basics", 10);
-    TCase *owner = harness_servers_tcase(s, "ownership", 10);
-    TCase *lease = harness_servers_tcase(s, "lease", 20);
+    static const struct {
+        const char *name;
+        int timeout_s;
+        lock_part *parts[3]; /* in the order of the contract */
+    } tcases[] = {
+        { "basics", 10, { lock_basics_tests, lock_reentry_tests } },
+        { "ownership", 10, { lock_owner_tests, lock_token_tests, lock_script_tests } },
+        { "lease", 20, { lock_lease_tests, lock_pubsub_tests, lock_watchdog_tests } },
+        { "contention", 60, { lock_contention_tests } },
+        { "threads", 60, { lock_threads_tests } },
+        { "errors", 20, { lock_errors_tests } },
+    };
 
-    lock_basics_tests(basics);
-    lock_reentry_tests(basics);
-    lock_owner_tests(owner);
-    lock_token_tests(owner);
-    lock_script_tests(owner);
-    lock_lease_tests(lease);
-    lock_pubsub_tests(lease);
-    lock_watchdog_tests(lease);
-    lock_contention_tests(harness_servers_tcase(s, "contention", 60));
-    lock_threads_tests(harness_servers_tcase(s, "threads", 60));
-    lock_errors_tests(harness_servers_tcase(s, "errors", 20));
+    for (size_t i = 0; i < sizeof(tcases) / sizeof(tcases[0]); i++) {
+        TCase *tc = harness_servers_tcase(s, tcases[i].name, tcases[i].timeout_s);
+
+        for (size_t p = 0; p < 3 && tcases[i].parts[p] != NULL; p++)
+            tcases[i].parts[p](tc);
+    }
     add_quorum(s);
 }
 
