@@ -120,6 +120,27 @@ void gives_back(long ms, int c)
     unlocked(ms + 2, c);
 }
 
+void promotes(long ms)
+{
+    record(ms, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+}
+
+void lease_runs_out(void)
+{
+    begin();
+    takes(0, A, 1);
+    key(300, "expired");
+    takes(310, B, 1);
+}
+
+void failover_loses_the_key(int c)
+{
+    begin();
+    takes(0, A, 1);
+    promotes(100);
+    takes(150, c, 1);
+}
+
 /* gc-pause, with a fence or without: without, no token is drawn and A's
  * late write sells as B's does. */
 static void gc_pause(int fenced)

@@ -231,7 +231,7 @@ START_TEST(test_nodes_one_server_fault)
         if (restart)
             node_restarts(40, 0);
         else
-            record(40, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+            promotes(40);
         takes(50, B, 1);
         gives_back(300, A);
         check();
