@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "story.h"
+#include "tcases.h"
 
 story s;
 sim_verdict v;
@@ -18,6 +19,14 @@ void begin(void)
 void free_verdict(void)
 {
     sim_verdict_free(&v);
+}
+
+TCase *add_story_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n)
+{
+    TCase *tc = add_tcase(suite, name, tests, n);
+
+    tcase_add_checked_fixture(tc, NULL, free_verdict);
+    return tc;
 }
 
 void record(long ms, int client, int thread, sim_event_type type,

@@ -8,6 +8,7 @@
 #ifndef LOCKSTEP_STORY_H
 #define LOCKSTEP_STORY_H
 
+#include <check.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,12 @@ extern sim_verdict v;    /* the checker's verdict on it */
 
 void begin(void);        /* an empty story; frees the last verdict */
 void free_verdict(void); /* a checked teardown: frees the test's verdict */
+
+/* A tcase called name, added to suite, of the n tests, each told with a
+ * story of its own: free_verdict after each. */
+TCase *add_story_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n);
+#define STORY_TCASE(suite, name, tests) \
+    add_story_tcase((suite), (name), (tests), sizeof(tests) / sizeof((tests)[0]))
 void record(long ms, int client, int thread, sim_event_type type,
             int64_t value, const char *detail);
 

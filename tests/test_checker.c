@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "story.h"
-#include "tcases.h"
 
 #define ME(k) (&episode(SIM_ANOM_ME, k)->me)
 #define MD(k) (&episode(SIM_ANOM_MD, k)->md)
@@ -382,10 +381,8 @@ Suite *checker_suite(void)
         test_checker_retried_release_is_named,
     };
     Suite *suite = suite_create("checker");
-    TCase *me = ADD_TCASE(suite, "mutual exclusion", me_tests);
-    TCase *md = ADD_TCASE(suite, "delete by a non-owner", md_tests);
 
-    tcase_add_checked_fixture(me, NULL, free_verdict);
-    tcase_add_checked_fixture(md, NULL, free_verdict);
+    STORY_TCASE(suite, "mutual exclusion", me_tests);
+    STORY_TCASE(suite, "delete by a non-owner", md_tests);
     return suite;
 }
