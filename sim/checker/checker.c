@@ -10,6 +10,7 @@
 
 #include "checker_internal.h"
 #include "stage.h"
+#include "util.h"
 
 /* ---- the verdict's storage ----------------------------------------------- */
 
@@ -162,9 +163,9 @@ static int by_token(const void *a, const void *b)
 {
     const use *x = a, *y = b;
 
-    if (x->token != y->token)
-        return x->token < y->token ? -1 : 1;
-    return x->at < y->at ? -1 : x->at > y->at;
+    SIM_CMP(x->token, y->token);
+    SIM_CMP(x->at, y->at);
+    return 0;
 }
 
 static int same_thread(const sim_event *a, const sim_event *b)
@@ -210,10 +211,8 @@ static int by_time(const void *a, const void *b)
 {
     const sim_episode *x = a, *y = b;
 
-    if (x->at_ns != y->at_ns)
-        return x->at_ns < y->at_ns ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
+    SIM_CMP(x->at_ns, y->at_ns);
+    SIM_CMP(x->kind, y->kind);
     /* Episodes are zeroed before they are filled: the bytes order ties. */
     return memcmp(x, y, sizeof(*x));
 }
