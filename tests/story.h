@@ -36,6 +36,7 @@ void free_verdict(void); /* a checked teardown: frees the test's verdict */
 TCase *add_story_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n);
 #define STORY_TCASE(suite, name, tests) \
     add_story_tcase((suite), (name), (tests), sizeof(tests) / sizeof((tests)[0]))
+
 void record(long ms, int client, int thread, sim_event_type type,
             int64_t value, const char *detail);
 
