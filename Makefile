@@ -104,7 +104,7 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_lock_contention.c tests/test_lock_errors.c tests/test_lock_quorum.c \
                    tests/test_queue.c tests/test_clock.c tests/test_proxy.c tests/test_matrix.c \
                    tests/test_zk.c tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c \
-                   tests/run_stage.c tests/row_claims.c tests/tcases.c)
+                   tests/run_stage.c tests/row_claims.c tests/tcases.c tests/rundir.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
                    tests/test_report_timeline.c tests/test_verdicts.c \
@@ -281,7 +281,8 @@ sim-test: $(BUILD)/test_sim
 # A real ZooKeeper ensemble of three, as the simulator starts it: one
 # leader, the leader killed and replaced, a node restarted empty, and no
 # java process or dir left behind, also after Ctrl-C.
-SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o
+SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o \
+                     $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o
 
 $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)

@@ -45,15 +45,7 @@ first=$(printf '%s\n' $stages | awk -F: '$3 != 0 { print $1; exit }')
 to start it from; exercises start at a stage with a base: make $mode stage=$first"
 bdir=$(field "$base" 2)
 
-nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
-if [ -n "$part" ]; then
-    [ "$nparts" -gt 0 ] ||
-        fail "part=$part: $dir is not told in parts; take it whole: make $mode stage=$stage"
-    case "$part" in
-    *[!0-9]* | 0*) fail "part=$part is not a part of $dir: give part=1 to $nparts" ;;
-    esac
-    [ "$part" -le "$nparts" ] || fail "part=$part is not a part of $dir: give part=1 to $nparts"
-fi
+check_part "$stage" "$dir" "$part" "take it whole: make $mode stage=$stage"
 name=v$stage${part:+-part$part}
 
 tmp=$(mktemp -d) || exit 2

@@ -40,23 +40,9 @@ take_args grade.sh stage src part build into -- "$@"
 
 [ -n "$stages" ] || fail "grade.sh: no stages given: run it as make grade stage=N"
 [ -n "$stage" ] || fail "usage: make grade stage=N [src=FILE] [part=K]; stages:$(valid)"
-dir=''
-for line in $stages; do
-    case "$line" in
-    "$stage":*) rest=${line#*:}; dir=${rest%%:*} ;;
-    esac
-done
+dir=$(field "$stage" 2)
 [ -n "$dir" ] || fail "stage=$stage is not a stage; valid:$(valid)"
-
-nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
-if [ -n "$part" ]; then
-    [ "$nparts" -gt 0 ] ||
-        fail "part=$part: $dir is not told in parts; grade it whole: make grade stage=$stage"
-    case "$part" in
-    *[!0-9]* | 0*) fail "part=$part is not a part of $dir: give part=1 to $nparts" ;;
-    esac
-    [ "$part" -le "$nparts" ] || fail "part=$part is not a part of $dir: give part=1 to $nparts"
-fi
+check_part "$stage" "$dir" "$part" "grade it whole: make grade stage=$stage"
 if [ -z "$src" ]; then
     src=${EXERCISES:-exercises}/v$stage${part:+-part$part}/lock.c
     [ -f "$src" ] || fail "grade: $src does not exist: \

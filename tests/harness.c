@@ -15,48 +15,13 @@
 
 #define TEST_TIMEOUT_MS 2000 /* the tests' own connections: no hang, ever */
 
-static char root[SIM_PATH_LEN];    /* the run's temp dir */
-static int servers_started;        /* names servers uniquely in root */
+static int servers_started;        /* names servers uniquely in the run's temp dir */
 _Static_assert(STAGE_COUNT > 0 && SIM_NODES_MAX >= 1, "a stage talks to one node at least");
 
 static sim_server tcase_node[SIM_NODES_MAX];   /* the unchecked fixture's servers */
 static sim_ensemble tcase_ensemble;            /* ... of a ZooKeeper stage */
 static redisContext *test_redis[SIM_NODES_MAX]; /* the checked fixture's connections */
 static int64_t title_ms;           /* when harness_title ran; 0 = no title */
-
-/* ---- the runner's side ------------------------------------------------------ */
-
-void harness_init(void)
-{
-    char err[HARNESS_ERRSTR_LEN];
-
-    /* Check forks a process per test: flush each line before it does, or
-     * the children repeat what the parent had buffered. */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (sim_tempdir_create(root, sizeof(root), err, sizeof(err)) != 0) {
-        fprintf(stderr, "tests: %s\n", err);
-        exit(EXIT_FAILURE);
-    }
-    /* Both only act on what this process started: a test process that
-     * exits leaves the runner's servers and temp dir alone. */
-    atexit(sim_cluster_cleanup);
-    sim_cluster_cleanup_on_signal();
-}
-
-int harness_run(Suite *const *suites, int n)
-{
-    SRunner *sr = srunner_create(suites[0]);
-    int i, failed;
-
-    for (i = 1; i < n; i++)
-        srunner_add_suite(sr, suites[i]);
-    /* CK_ENV: CK_VERBOSITY=verbose lists every test; the default prints
-     * failures and the summary line. */
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
 
 /* ---- servers and fixtures ---------------------------------------------------- */
 
@@ -66,7 +31,7 @@ void harness_server_start(sim_server *s)
     int rc;
 
     snprintf(name, sizeof(name), "server-%ld-%d", (long)getpid(), ++servers_started);
-    rc = sim_server_start(s, root, name, NULL, err, sizeof(err));
+    rc = sim_server_start(s, rundir_path(), name, NULL, err, sizeof(err));
     ck_assert_msg(rc == 0, "cannot start redis-server for the test: %s", err);
 }
 
@@ -86,7 +51,7 @@ void harness_server_setup(void)
     }
     if (STAGE_ZOOKEEPER) {
         char err[HARNESS_ERRSTR_LEN];
-        int rc = sim_ensemble_start(&tcase_ensemble, root, harness_nodes(), err, sizeof(err));
+        int rc = sim_ensemble_start(&tcase_ensemble, rundir_path(), harness_nodes(), err, sizeof(err));
 
         ck_assert_msg(rc == 0, "cannot start the ZooKeeper ensemble for the tests: %s", err);
         return;
@@ -186,6 +151,28 @@ void harness_tmpdir_teardown(void)
     sim_tempdir_remove(tmpdir);
 }
 
+TCase *harness_servers_tcase(Suite *s, const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
+    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    tcase_set_timeout(tc, timeout_s);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+Suite *harness_own_servers_suite(const char *name, const char *tcase,
+                                 const TTest *const *tests, size_t n)
+{
+    TCase *tc;
+    Suite *s = one_tcase_suite(name, tcase, tests, n, &tc);
+
+    tcase_add_unchecked_fixture(tc, harness_tmpdir_setup, harness_tmpdir_teardown);
+    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    return s;
+}
+
 /* ---- talking to Redis -------------------------------------------------------- */
 
 redisContext *harness_connect(const sim_server *s)
@@ -221,6 +208,18 @@ static redisReply *vcommand(redisContext *c, const char *fmt, va_list ap)
     return r;
 }
 
+/* Sends a command whose reply must be of the type want (what: that type
+ * in words); fails the test when it is not. */
+static redisReply *vexpect(redisContext *c, int want, const char *what, const char *fmt,
+                           va_list ap)
+{
+    redisReply *r = vcommand(c, fmt, ap);
+
+    if (r->type != want)
+        ck_abort_msg("'%s' answered %s; expected %s", fmt, describe(r), what);
+    return r;
+}
+
 long long harness_int(redisContext *c, const char *fmt, ...)
 {
     redisReply *r;
@@ -228,10 +227,8 @@ long long harness_int(redisContext *c, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    r = vcommand(c, fmt, ap);
+    r = vexpect(c, REDIS_REPLY_INTEGER, "an integer", fmt, ap);
     va_end(ap);
-    if (r->type != REDIS_REPLY_INTEGER)
-        ck_abort_msg("'%s' answered %s; expected an integer", fmt, describe(r));
     v = r->integer;
     freeReplyObject(r);
     return v;
@@ -256,15 +253,11 @@ int harness_str(redisContext *c, char *out, size_t len, const char *fmt, ...)
 
 void harness_status(redisContext *c, const char *fmt, ...)
 {
-    redisReply *r;
     va_list ap;
 
     va_start(ap, fmt);
-    r = vcommand(c, fmt, ap);
+    freeReplyObject(vexpect(c, REDIS_REPLY_STATUS, "OK", fmt, ap));
     va_end(ap);
-    if (r->type != REDIS_REPLY_STATUS)
-        ck_abort_msg("'%s' answered %s; expected OK", fmt, describe(r));
-    freeReplyObject(r);
 }
 
 /* Adds up calls= of the lines "cmdstat_<command>:calls=N,..." that match

@@ -2,10 +2,10 @@
  * helpers the tests are written in.
  *
  * Servers come from sim/cluster (the repository's one way of starting
- * Redis), in one temp dir per run that the runner removes at exit or on
- * Ctrl-C. Check's fork mode stays on: each test runs in its own process,
- * and a server started there dies with it, even when Check's timeout kills
- * it (PR_SET_PDEATHSIG).
+ * Redis), in one temp dir per run (rundir.h) that the runner removes at
+ * exit or on Ctrl-C. Check's fork mode stays on: each test runs in its
+ * own process, and a server started there dies with it, even when
+ * Check's timeout kills it (PR_SET_PDEATHSIG).
  *
  *   tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
  *   tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
@@ -29,19 +29,16 @@
 #include "cluster.h"
 #include "ensemble.h"
 #include "lock.h"
+#include "rundir.h"
 #include "stages.h"
+#include "tcases.h"
 
 #define HARNESS_ERRSTR_LEN 512 /* room for a server's log tail */
 
 /* ---- the runner's side ---------------------------------------------------- */
 
-/* Makes the run's temp dir and arranges its removal, with every server,
- * at exit and on SIGINT/SIGTERM. Call first in main; exits on failure. */
-void harness_init(void);
-
-/* Runs the suites, prints Check's summary line, and returns the process's
- * exit status: EXIT_FAILURE when any test failed. */
-int harness_run(Suite *const *suites, int n);
+/* main calls rundir_init first (the run's temp dir, which holds every
+ * server, and its cleanup), then run_suites of tcases.h. */
 
 /* ---- fixtures --------------------------------------------------------------- */
 
@@ -54,6 +51,19 @@ void harness_test_teardown(void);   /* checked: disconnect, print "... Passed" *
  * Check's timeout killed it before it could clean up. */
 void harness_tmpdir_setup(void);
 void harness_tmpdir_teardown(void);
+
+/* A tcase called name, added to s, on servers of its own: the unchecked
+ * pair starts them (the tests of a tcase share them), the checked pair
+ * empties them before each test; Check kills a test after timeout_s. */
+TCase *harness_servers_tcase(Suite *s, const char *name, int timeout_s);
+
+/* A suite called name of one tcase, called tcase, of n tests that start
+ * servers of their own: the tmpdir pair, and the checked fixture's
+ * title and "... Passed" line. */
+Suite *harness_own_servers_suite(const char *name, const char *tcase,
+                                 const TTest *const *tests, size_t n);
+#define OWN_SERVERS_SUITE(name, tcase, tests) \
+    harness_own_servers_suite((name), (tcase), (tests), sizeof(tests) / sizeof((tests)[0]))
 
 /* The tcase's nodes: CAPS.masters of them (one but for v8). */
 int harness_nodes(void);

@@ -51,6 +51,16 @@ typedef struct attempt {
  * pthread_join, then read its results. */
 void run_in_thread(pthread_t *t, attempt *a);
 
+/* The whole of a test that every kind of lock runs as it is: a second
+ * client's try returns BUSY while the lock is held. */
+void check_busy_while_held(void);
+
+/* Client A takes the lock name (*a gets A's handle), and client B waits
+ * for it with a budget of budget_ms: fails the test unless B's acquire
+ * returns BUSY after least_ms or more, and nowhere near "forever".
+ * Returns B's handle. */
+dlock *wait_out_budget(dlock **a, const char *name, long budget_ms, long least_ms);
+
 /* An error result with a reason, not a crash or a hang. */
 void assert_error(dlock *l, int rc, const char *call, const char *situation);
 
@@ -65,22 +75,43 @@ long long connections_received(void);
  * last command was cmd. Returns how many it closed. */
 int kill_clients_by_last_command(const char *cmd);
 
+/* ---- many at once ---------------------------------------------------------- */
+
+/* Where a contention test keeps its counter: the store of the stage's
+ * kind of server, which each client reads and writes beside the lock,
+ * never through it. */
+typedef struct counter_store {
+    void *(*open)(void);                 /* a connection of the caller's own; NULL if none */
+    long long (*get)(void *conn);        /* the count, 0 before the first write; -1 on an error */
+    int (*set)(void *conn, long long n); /* 0, or -1 on an error */
+    void (*close)(void *conn);
+} counter_store;
+
+/* The contention test: clients processes, each rounds read-modify-writes
+ * of the store's counter under the lock "counter-lock". Fails the test
+ * unless every client ended well and the counter ends at clients x
+ * rounds (a lost update means two holders at once). */
+void count_in_processes(const counter_store *store, int clients, int rounds);
+
+/* The shared-handle test: threads threads all on the handle l, rounds
+ * locked increments each of a counter in memory. Fails the test on a
+ * call that did not return OK, on two threads inside at once, or on a
+ * lost increment. */
+void count_in_threads(dlock *l, int threads, int rounds);
+
 /* ---- the parts of the contract -------------------------------------------- */
 
-/* Each adds its file's tests to a tcase of test_lock.c's suite, the ones
- * the stage's capabilities (CAPS) call for. Some parts share a tcase (its
- * one redis-server): test_lock.c calls them in the order of the contract. */
-void lock_basics_tests(TCase *basics);         /* test_lock_basics.c */
-void lock_reentry_tests(TCase *basics);        /* test_lock_reentry.c */
-void lock_owner_tests(TCase *owner);           /* test_lock_owner.c */
-void lock_token_tests(TCase *owner);           /* test_lock_tokens.c */
-void lock_script_tests(TCase *owner);          /* test_lock_owner.c */
-void lock_lease_tests(TCase *lease);           /* test_lock_lease.c */
-void lock_pubsub_tests(TCase *lease);          /* test_lock_pubsub.c */
-void lock_watchdog_tests(TCase *lease);        /* test_lock_lease.c */
-void lock_contention_tests(TCase *contention); /* test_lock_contention.c */
-void lock_threads_tests(TCase *threads);       /* test_lock_contention.c */
-void lock_errors_tests(TCase *errors);         /* test_lock_errors.c */
-void lock_quorum_tests(TCase *quorum);         /* test_lock_quorum.c */
+/* A part adds its file's tests to a tcase of test_lock.c's suite, the
+ * ones the stage's capabilities (CAPS) call for. Some parts share a tcase
+ * (its one redis-server): test_lock.c's table calls them in the order of
+ * the contract. A line a tcase, its files (test_lock_*.c) after it. */
+typedef void lock_part(TCase *tc);
+
+lock_part lock_basics_tests, lock_reentry_tests;                    /* _basics.c, _reentry.c */
+lock_part lock_owner_tests, lock_token_tests, lock_script_tests;    /* _owner.c, _tokens.c */
+lock_part lock_lease_tests, lock_pubsub_tests, lock_watchdog_tests; /* _lease.c, _pubsub.c */
+lock_part lock_contention_tests, lock_threads_tests; /* two tcases, test_lock_contention.c */
+lock_part lock_errors_tests;                                        /* test_lock_errors.c */
+lock_part lock_quorum_tests;                                        /* test_lock_quorum.c */
 
 #endif

@@ -8,9 +8,25 @@
 #include <sys/stat.h>
 
 #include "pages.h"
+#include "tcases.h"
+
+/* A stage page runs make diff, v6's once per part: a few seconds on a
+ * busy machine, more under a sanitizer. */
+#define PAGES_TIMEOUT_S 60
 
 char tmp[PAGES_PATH];
 char *text;
+
+Suite *pages_suite(const char *name, const TTest *const *tests, size_t n,
+                   void (*teardown)(void))
+{
+    TCase *pages;
+    Suite *suite = one_tcase_suite(name, "pages", tests, n, &pages);
+
+    tcase_add_checked_fixture(pages, make_tmp, teardown);
+    tcase_set_timeout(pages, PAGES_TIMEOUT_S);
+    return suite;
+}
 
 void make_tmp(void)
 {

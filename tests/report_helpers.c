@@ -22,21 +22,27 @@ void assert_printed(const char *want)
                   printed ? printed : "(nothing)");
 }
 
-void assert_said(const char *want)
+char *flat_text(const char *text)
 {
-    char *flat = malloc(printed_len + 1);
+    char *flat = malloc(strlen(text) + 1);
     size_t k = 0;
 
     ck_assert_msg(flat != NULL, "out of memory");
-    for (size_t i = 0; i < printed_len; i++)
-        if (!(printed[i] == '\n' || (printed[i] == ' ' && k > 0 &&
-                                     flat[k - 1] == ' ')))
-            flat[k++] = printed[i];
+    for (; *text != '\0'; text++)
+        if (*text != ' ' && *text != '\n')
+            flat[k++] = *text;
         else if (k > 0 && flat[k - 1] != ' ')
             flat[k++] = ' ';
     flat[k] = '\0';
+    return flat;
+}
+
+void assert_said(const char *want)
+{
+    char *flat = flat_text(printed != NULL ? printed : "");
+
     ck_assert_msg(strstr(flat, want) != NULL, "the report does not say "
-                  "\"%s\"; it printed:\n%s", want, printed);
+                  "\"%s\"; it printed:\n%s", want, printed ? printed : "(nothing)");
     free(flat);
 }
 

@@ -21,8 +21,11 @@ FILE *capture(void);
 /* printed holds want, as it is. */
 void assert_printed(const char *want);
 
-/* Sentences wrap at 72 columns: compare them with every run of blanks
- * and line breaks read as one space. */
+/* text with every run of blanks and line breaks read as one space, in a
+ * string of its own to free: sentences wrap at 72 columns. */
+char *flat_text(const char *text);
+
+/* printed holds want, as flat_text reads them. */
 void assert_said(const char *want);
 
 /* Where text lies in printed; fails the test when it is not there. */

@@ -3,20 +3,14 @@
  * and nothing left behind, also after Ctrl-C. No stage and no lock.
  * Prints Check's summary line and exits non-zero when any test failed. */
 #include <check.h>
-#include <stdlib.h>
 
-void servers_test_init(void); /* tests/test_ensemble.c: the temp dir and the cleanup */
-Suite *ensemble_suite(void);  /* tests/test_ensemble.c */
+#include "rundir.h"
+#include "tcases.h"
+
+Suite *ensemble_suite(void); /* tests/test_ensemble.c */
 
 int main(void)
 {
-    SRunner *runner;
-    int failed;
-
-    servers_test_init();
-    runner = srunner_create(ensemble_suite());
-    srunner_run_all(runner, CK_NORMAL);
-    failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    rundir_init();
+    return run_suites((Suite *[]){ ensemble_suite() }, 1);
 }

@@ -4,8 +4,8 @@
  * checked against each other and the stage folders.
  * Prints Check's summary line and exits non-zero when any test failed. */
 #include <check.h>
-#include <stdio.h>
-#include <stdlib.h>
+
+#include "tcases.h"
 
 Suite *checker_suite(void);  /* tests/test_checker.c: ME and MD */
 Suite *deadlock_suite(void); /* tests/test_deadlock.c: DL, lost updates, refusals */
@@ -23,23 +23,11 @@ Suite *fault_story_suite(void); /* tests/test_fault_story.c: a cut link, a clock
 
 int main(void)
 {
-    SRunner *runner = srunner_create(checker_suite());
-    int failed;
+    Suite *const suites[] = {
+        checker_suite(), deadlock_suite(), verdicts_suite(), nodes_suite(), history_suite(),
+        report_suite(), tally_suite(), stages_suite(), pool_suite(), html_suite(),
+        row_stories_suite(), matrix_page_suite(), fault_story_suite(),
+    };
 
-    srunner_add_suite(runner, deadlock_suite());
-    srunner_add_suite(runner, verdicts_suite());
-    srunner_add_suite(runner, nodes_suite());
-    srunner_add_suite(runner, history_suite());
-    srunner_add_suite(runner, report_suite());
-    srunner_add_suite(runner, tally_suite());
-    srunner_add_suite(runner, stages_suite());
-    srunner_add_suite(runner, pool_suite());
-    srunner_add_suite(runner, html_suite());
-    srunner_add_suite(runner, row_stories_suite());
-    srunner_add_suite(runner, matrix_page_suite());
-    srunner_add_suite(runner, fault_story_suite());
-    srunner_run_all(runner, CK_NORMAL);
-    failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return RUN_SUITES(suites);
 }

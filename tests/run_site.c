@@ -22,6 +22,7 @@
 
 #include "proc.h"
 #include "site.h"
+#include "tcases.h"
 #include "util.h"
 
 site the_site;
@@ -350,8 +351,7 @@ static const char *run_to_show(const char *abs)
 int main(int argc, char **argv)
 {
     char abs[PATH_MAX], *index;
-    SRunner *sr;
-    int failed, there;
+    int there;
 
     if (argc != 2) {
         fprintf(stderr, "usage: %s SITE (a folder make report wrote)\n", argv[0]);
@@ -378,9 +378,5 @@ int main(int argc, char **argv)
     if (browse(abs) != 0)
         return 1;
     read_pdf(abs);
-    sr = srunner_create(site_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suites((Suite *[]){ site_suite() }, 1);
 }

@@ -25,10 +25,10 @@ int main(void)
     Suite *suites[sizeof(all) / sizeof(all[0])];
     int i, n = 0;
 
-    harness_init();
+    rundir_init();
     printf("== stage %d: %s ==\n", CAPS.stage, CAPS.dir);
     for (i = 0; i < (int)(sizeof(all) / sizeof(all[0])); i++)
         if (all[i] != NULL)
             suites[n++] = all[i]();
-    return harness_run(suites, n);
+    return run_suites(suites, (size_t)n);
 }

@@ -13,6 +13,12 @@
 #   valid                                " 1 (v1-setnx) 2 (v2-expire) ..."
 #   field N K                            field K (2: folder, 3: base) of
 #                                        stage N's line, or nothing
+#   check_part N DIR PART WHOLE          sets $nparts, how many parts
+#                                        tests/stagediff.parts cuts stage N
+#                                        (folder DIR) into; a PART given
+#                                        that is not one of them: one line
+#                                        (WHOLE: how to take N whole when
+#                                        it has none), exit 2
 
 take_args() {
     _script=$1 _known=''
@@ -58,4 +64,14 @@ field() {
         "$1":*) echo "$line" | cut -d: -f"$2"; return ;;
         esac
     done
+}
+
+check_part() {
+    nparts=$(awk -v s="$1" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
+    [ -n "$3" ] || return 0
+    [ "$nparts" -gt 0 ] || fail "part=$3: $2 is not told in parts; $4"
+    case "$3" in
+    *[!0-9]* | 0*) fail "part=$3 is not a part of $2: give part=1 to $nparts" ;;
+    esac
+    [ "$3" -le "$nparts" ] || fail "part=$3 is not a part of $2: give part=1 to $nparts"
 }

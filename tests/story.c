@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "story.h"
+#include "tcases.h"
 
 story s;
 sim_verdict v;
@@ -18,6 +19,14 @@ void begin(void)
 void free_verdict(void)
 {
     sim_verdict_free(&v);
+}
+
+TCase *add_story_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n)
+{
+    TCase *tc = add_tcase(suite, name, tests, n);
+
+    tcase_add_checked_fixture(tc, NULL, free_verdict);
+    return tc;
 }
 
 void record(long ms, int client, int thread, sim_event_type type,
@@ -118,6 +127,27 @@ void gives_back(long ms, int c)
     unlocks(ms, c);
     key(ms + 1, "del");
     unlocked(ms + 2, c);
+}
+
+void promotes(long ms)
+{
+    record(ms, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+}
+
+void lease_runs_out(void)
+{
+    begin();
+    takes(0, A, 1);
+    key(300, "expired");
+    takes(310, B, 1);
+}
+
+void failover_loses_the_key(int c)
+{
+    begin();
+    takes(0, A, 1);
+    promotes(100);
+    takes(150, c, 1);
 }
 
 /* gc-pause, with a fence or without: without, no token is drawn and A's

@@ -8,6 +8,7 @@
 #ifndef LOCKSTEP_STORY_H
 #define LOCKSTEP_STORY_H
 
+#include <check.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,13 @@ extern sim_verdict v;    /* the checker's verdict on it */
 
 void begin(void);        /* an empty story; frees the last verdict */
 void free_verdict(void); /* a checked teardown: frees the test's verdict */
+
+/* A tcase called name, added to suite, of the n tests, each told with a
+ * story of its own: free_verdict after each. */
+TCase *add_story_tcase(Suite *suite, const char *name, const TTest *const *tests, size_t n);
+#define STORY_TCASE(suite, name, tests) \
+    add_story_tcase((suite), (name), (tests), sizeof(tests) / sizeof((tests)[0]))
+
 void record(long ms, int client, int thread, sim_event_type type,
             int64_t value, const char *detail);
 
@@ -59,11 +67,25 @@ void heals(long ms, int c, int node);      /* ... and carries bytes again */
 void clock_jumps(long ms, int node, int64_t by_ms);
 void stock(sim_event_type type, long ms, int64_t n);
 
+/* The nemesis promotes node 0's replica (port 7001), as the simulator
+ * records a failover. */
+void promotes(long ms);
+
 /* A successful SET NX (PX when ttl): invoke, the observer's events, ok. */
 void takes(long ms, int c, int ttl);
 
 /* A release whose DEL went through: invoke, the observer's del, ok. */
 void gives_back(long ms, int c);
+
+/* The opening of a story, begun anew, where A's lease runs out under it:
+ * A takes the lock at 0 ms, its key expires at 300 ms, and B takes the
+ * lock at 310 ms (inside from 312 ms). */
+void lease_runs_out(void);
+
+/* The opening of a story, begun anew, where a failover loses A's key: A
+ * takes the lock at 0 ms, the replica is promoted without it at 100 ms,
+ * and client c takes the lock there at 150 ms (inside from 152 ms). */
+void failover_loses_the_key(int c);
 
 /* A whole story, begun anew: gc-pause as v4 plays it, without C. A and
  * B both read 10 (A at 5 ms, B at 315 ms, after A's lease ran out at

@@ -1,4 +1,7 @@
-/* tcases: a suite's tcases from tables of tests. See tcases.h. */
+/* tcases: a suite's tcases from tables of tests, and the run of the
+ * suites. See tcases.h. */
+#include <stdlib.h>
+
 #include "tcases.h"
 
 void add_tests(TCase *tc, const TTest *const *tests, size_t n)
@@ -14,4 +17,28 @@ TCase *add_tcase(Suite *suite, const char *name, const TTest *const *tests, size
     add_tests(tc, tests, n);
     suite_add_tcase(suite, tc);
     return tc;
+}
+
+Suite *one_tcase_suite(const char *name, const char *tcase, const TTest *const *tests, size_t n,
+                       TCase **tc)
+{
+    Suite *suite = suite_create(name);
+    TCase *made = add_tcase(suite, tcase, tests, n);
+
+    if (tc != NULL)
+        *tc = made;
+    return suite;
+}
+
+int run_suites(Suite *const *suites, size_t n)
+{
+    SRunner *sr = srunner_create(suites[0]);
+    int failed;
+
+    for (size_t i = 1; i < n; i++)
+        srunner_add_suite(sr, suites[i]);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

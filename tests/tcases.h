@@ -1,4 +1,5 @@
-/* tcases: a suite's tcases, each built from a table of its tests.
+/* tcases: a suite's tcases, each built from a table of its tests, and a
+ * test binary's run of its suites.
  *
  * A suite lists each tcase's tests in an array, in the order they run,
  * and adds the tcase with one call; the TCase it gets back takes what
@@ -7,7 +8,8 @@
  * set after its tests.
  *
  *   ADD_TCASE(suite, name, tests)   a tcase of the array's tests
- *   ADD_TESTS(tc, tests)            the array's tests, after tc's own */
+ *   ADD_TESTS(tc, tests)            the array's tests, after tc's own
+ *   ONE_TCASE_SUITE(name, tcase, tests, &tc)   a suite of that one tcase */
 #ifndef LOCKSTEP_TCASES_H
 #define LOCKSTEP_TCASES_H
 
@@ -25,5 +27,19 @@ TCase *add_tcase(Suite *suite, const char *name, const TTest *const *tests, size
 #define ADD_TESTS(tc, tests) add_tests((tc), (tests), sizeof(tests) / sizeof((tests)[0]))
 #define ADD_TCASE(suite, name, tests) \
     add_tcase((suite), (name), (tests), sizeof(tests) / sizeof((tests)[0]))
+
+/* A suite called name of one tcase, called tcase, holding the n tests;
+ * *tc gets the tcase when tc is not NULL. */
+Suite *one_tcase_suite(const char *name, const char *tcase, const TTest *const *tests, size_t n,
+                       TCase **tc);
+#define ONE_TCASE_SUITE(name, tcase, tests, tc) \
+    one_tcase_suite((name), (tcase), (tests), sizeof(tests) / sizeof((tests)[0]), (tc))
+
+/* Runs the n suites (Check's CK_VERBOSITY says how much it prints; by
+ * default the failures and the summary line "N%: Checks: N, Failures:
+ * N, Errors: N") and returns main's exit status: EXIT_FAILURE when any
+ * test failed. */
+int run_suites(Suite *const *suites, size_t n);
+#define RUN_SUITES(suites) run_suites((suites), sizeof(suites) / sizeof((suites)[0]))
 
 #endif

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "story.h"
-#include "tcases.h"
 
 #define ME(k) (&episode(SIM_ANOM_ME, k)->me)
 #define MD(k) (&episode(SIM_ANOM_MD, k)->md)
@@ -30,10 +29,7 @@ END_TEST
 
 START_TEST(test_checker_expired_holder_overlaps)
 {
-    begin();
-    takes(0, A, 1);           /* v4: A's lease of 300 ms runs out inside */
-    key(300, "expired");
-    takes(310, B, 1);
+    lease_runs_out();         /* v4: A's lease of 300 ms runs out inside */
     unlocks(900, A);          /* GET sees B's token: nothing deleted */
     not_owner(902, A);
     gives_back(1000, B);
@@ -120,10 +116,7 @@ END_TEST
 /* Every overlap is its own episode, in time order. */
 START_TEST(test_checker_every_overlap)
 {
-    begin();
-    takes(0, A, 1);
-    key(300, "expired");
-    takes(310, B, 1);
+    lease_runs_out();
     unlocks(500, A);
     not_owner(501, A);
     key(610, "expired");
@@ -156,10 +149,7 @@ END_TEST
 
 START_TEST(test_checker_late_del_deletes_anothers_lock)
 {
-    begin();
-    takes(0, A, 1);           /* v2/v3: A's lease runs out inside */
-    key(300, "expired");
-    takes(310, B, 1);
+    lease_runs_out();         /* v2/v3: A's lease runs out inside */
     gives_back(900, A);       /* A's DEL: the key is B's */
     takes(950, C, 1);
     gives_back(1200, B);
@@ -184,10 +174,7 @@ END_TEST
 
 START_TEST(test_checker_intruder_before_the_del_is_heard)
 {
-    begin();
-    takes(0, A, 1);
-    key(300, "expired");
-    takes(310, B, 1);
+    lease_runs_out();
     wants(850, C);
     unlocks(900, A);          /* A's DEL removes B's key ... */
     unlocked(901, A);
@@ -316,10 +303,7 @@ END_TEST
 
 START_TEST(test_checker_failover_loses_the_key)
 {
-    begin();
-    takes(0, A, 1);
-    record(100, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote");
-    takes(150, C, 1);         /* the new primary never had A's key */
+    failover_loses_the_key(C); /* the new primary never had A's key */
     gives_back(400, A);       /* v1-v3: A's DEL removes C's key */
     assert_verdict(SIM_ANOM_ME | SIM_ANOM_MD, "A's DEL after the failover");
     ck_assert_msg(MD(0)->deleter == A && MD(0)->owner.client == C,
@@ -369,10 +353,7 @@ END_TEST
 /* A retried release (an error, then OK) is one deleter, not two. */
 START_TEST(test_checker_retried_release_is_named)
 {
-    begin();
-    takes(0, A, 1);
-    record(100, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote");
-    takes(150, B, 1);
+    failover_loses_the_key(B);
     unlocks(400, A);
     record(401, A, 0, SIM_EV_RELEASE_ERROR, 0, "I/O error");
     gives_back(410, A);
@@ -400,10 +381,8 @@ Suite *checker_suite(void)
         test_checker_retried_release_is_named,
     };
     Suite *suite = suite_create("checker");
-    TCase *me = ADD_TCASE(suite, "mutual exclusion", me_tests);
-    TCase *md = ADD_TCASE(suite, "delete by a non-owner", md_tests);
 
-    tcase_add_checked_fixture(me, NULL, free_verdict);
-    tcase_add_checked_fixture(md, NULL, free_verdict);
+    STORY_TCASE(suite, "mutual exclusion", me_tests);
+    STORY_TCASE(suite, "delete by a non-owner", md_tests);
     return suite;
 }

@@ -86,13 +86,7 @@ END_TEST
 
 Suite *clock_suite(void)
 {
-    Suite *s = suite_create("clock");
-    TCase *tc = tcase_create("clock jump");
+    const TTest *tests[] = { test_clock_jump_moves_one_server, test_clock_jump_needs_the_library };
 
-    tcase_add_unchecked_fixture(tc, harness_tmpdir_setup, harness_tmpdir_teardown);
-    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
-    tcase_add_test(tc, test_clock_jump_moves_one_server);
-    tcase_add_test(tc, test_clock_jump_needs_the_library);
-    suite_add_tcase(s, tc);
-    return s;
+    return OWN_SERVERS_SUITE("clock", "clock jump", tests);
 }

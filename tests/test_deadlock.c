@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "story.h"
-#include "tcases.h"
 
 #define DL(k) (&episode(SIM_ANOM_DL, k)->dl)
 
@@ -119,6 +118,16 @@ END_TEST
 
 /* ---- LU: lost updates -------------------------------------------------- */
 
+/* The checker counted lost sales overwritten, and oversold ones that
+ * took the stock below zero. */
+static void assert_counted(long long lost, long long oversold)
+{
+    ck_assert_msg(v.stock.lost == lost && v.stock.oversold == oversold,
+                  "the checker counted %lld lost and %lld oversold; expected "
+                  "%lld lost, %lld oversold", (long long)v.stock.lost,
+                  (long long)v.stock.oversold, lost, oversold);
+}
+
 START_TEST(test_checker_lost_update)
 {
     begin();
@@ -128,10 +137,7 @@ START_TEST(test_checker_lost_update)
     sells(20, C, 98);
     stock(SIM_EV_STOCK_FINAL, 30, 98);
     assert_verdict(SIM_ANOM_LU, "three sales took two units");
-    ck_assert_msg(v.stock.lost == 1 && v.stock.oversold == 0,
-                  "the checker counted %lld lost and %lld oversold; expected "
-                  "1 lost, 0 oversold", (long long)v.stock.lost,
-                  (long long)v.stock.oversold);
+    assert_counted(1, 0);
 }
 END_TEST
 
@@ -144,10 +150,7 @@ START_TEST(test_checker_oversold)
     sells(30, C, -1);         /* C read 0 with no lock check of its own */
     stock(SIM_EV_STOCK_FINAL, 40, -1);
     assert_verdict(SIM_ANOM_LU, "three sales of two units");
-    ck_assert_msg(v.stock.oversold == 1 && v.stock.lost == 0,
-                  "the checker counted %lld oversold and %lld lost; expected "
-                  "1 oversold, 0 lost", (long long)v.stock.oversold,
-                  (long long)v.stock.lost);
+    assert_counted(0, 1);
 }
 END_TEST
 
@@ -337,13 +340,9 @@ Suite *deadlock_suite(void)
         test_checker_client_names,
     };
     Suite *suite = suite_create("deadlock, lost updates, refusals");
-    TCase *all[] = {
-        ADD_TCASE(suite, "deadlock", dl_tests),
-        ADD_TCASE(suite, "lost updates", lost_tests),
-        ADD_TCASE(suite, "refusals and names", other_tests),
-    };
 
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        tcase_add_checked_fixture(all[i], NULL, free_verdict);
+    STORY_TCASE(suite, "deadlock", dl_tests);
+    STORY_TCASE(suite, "lost updates", lost_tests);
+    STORY_TCASE(suite, "refusals and names", other_tests);
     return suite;
 }

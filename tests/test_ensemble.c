@@ -20,31 +20,19 @@
 #include "ensemble.h"
 #include "history.h"
 #include "proc.h"
+#include "rundir.h"
+#include "tcases.h"
 
 #define NODES 3
 #define TCASE_TIMEOUT_S 240 /* three JVMs on a loaded 2-core machine, twice */
 
-static char root[SIM_PATH_LEN]; /* the runner's temp dir: every ensemble lives here */
 static sim_ensemble fixture;    /* the tcase's ensemble */
-
-void servers_test_init(void)
-{
-    char err[256];
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (sim_tempdir_create(root, sizeof(root), err, sizeof(err)) != 0) {
-        fprintf(stderr, "tests: %s\n", err);
-        exit(EXIT_FAILURE);
-    }
-    atexit(sim_cluster_cleanup);
-    sim_cluster_cleanup_on_signal();
-}
 
 static void ensemble_setup(void)
 {
     char err[512];
 
-    if (sim_ensemble_start(&fixture, root, NODES, err, sizeof(err)) != 0) {
+    if (sim_ensemble_start(&fixture, rundir_path(), NODES, err, sizeof(err)) != 0) {
         fprintf(stderr, "tests: cannot start a ZooKeeper ensemble: %s\n", err);
         exit(EXIT_FAILURE);
     }
@@ -181,7 +169,8 @@ START_TEST(test_ensemble_stop_leaves_nothing)
     struct stat st;
     int i;
 
-    ck_assert_msg(sim_ensemble_start(&e, root, NODES, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(sim_ensemble_start(&e, rundir_path(), NODES, err, sizeof(err)) == 0, "%s",
+                  err);
     for (i = 0; i < NODES; i++) {
         pid[i] = e.node[i].pid;
         snprintf(dir[i], sizeof(dir[i]), "%s", e.node[i].dir);
@@ -213,7 +202,7 @@ static void start_and_wait(int fd)
 
     sim_cluster_cleanup_on_signal();
     memset(&st, 0, sizeof(st));
-    setenv("TMPDIR", root, 1);
+    setenv("TMPDIR", rundir_path(), 1);
     if (sim_tempdir_create(st.dir, sizeof(st.dir), err, sizeof(err)) != 0 ||
         sim_ensemble_start(&e, st.dir, NODES, err, sizeof(err)) != 0)
         _exit(3);
@@ -258,33 +247,31 @@ START_TEST(test_ensemble_interrupt_leaves_nothing)
 }
 END_TEST
 
-static TCase *ensemble_tcase(const char *name)
+/* A tcase of the tests, added to s, on an ensemble of its own. */
+static void ensemble_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n)
 {
-    TCase *tc = tcase_create(name);
+    TCase *tc = add_tcase(s, name, tests, n);
 
     tcase_add_unchecked_fixture(tc, ensemble_setup, ensemble_teardown);
     tcase_set_timeout(tc, TCASE_TIMEOUT_S);
-    return tc;
 }
+#define ENSEMBLE_TCASE(s, name, tests) \
+    ensemble_tcase((s), (name), (tests), sizeof(tests) / sizeof((tests)[0]))
 
 Suite *ensemble_suite(void)
 {
+    const TTest *running[] = { test_ensemble_one_leader, test_ensemble_config };
+    const TTest *failover[] = { test_ensemble_leader_killed };
+    const TTest *restart[] = { test_ensemble_restart_empty };
+    /* These start ensembles of their own. */
+    const TTest *cleanup[] = {
+        test_ensemble_stop_leaves_nothing, test_ensemble_interrupt_leaves_nothing,
+    };
     Suite *s = suite_create("ensemble");
-    TCase *running = ensemble_tcase("running");
-    TCase *failover = ensemble_tcase("failover");
-    TCase *restart = ensemble_tcase("restart");
-    TCase *cleanup = tcase_create("cleanup");
 
-    tcase_add_test(running, test_ensemble_one_leader);
-    tcase_add_test(running, test_ensemble_config);
-    tcase_add_test(failover, test_ensemble_leader_killed);
-    tcase_add_test(restart, test_ensemble_restart_empty);
-    tcase_set_timeout(cleanup, TCASE_TIMEOUT_S);
-    tcase_add_test(cleanup, test_ensemble_stop_leaves_nothing);
-    tcase_add_test(cleanup, test_ensemble_interrupt_leaves_nothing);
-    suite_add_tcase(s, running);
-    suite_add_tcase(s, failover);
-    suite_add_tcase(s, restart);
-    suite_add_tcase(s, cleanup);
+    ENSEMBLE_TCASE(s, "running", running);
+    ENSEMBLE_TCASE(s, "failover", failover);
+    ENSEMBLE_TCASE(s, "restart", restart);
+    tcase_set_timeout(ADD_TCASE(s, "cleanup", cleanup), TCASE_TIMEOUT_S);
     return s;
 }

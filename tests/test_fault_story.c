@@ -21,43 +21,9 @@
 #include "html.h"
 #include "lanes.h"
 #include "report.h"
+#include "report_helpers.h"
 #include "story.h"
-
-static char *out;        /* what the last call printed */
-static size_t out_len;
-
-static FILE *capture(void)
-{
-    free(out);
-    out = NULL;
-    return open_memstream(&out, &out_len);
-}
-
-/* text with every run of blanks and line breaks read as one space. */
-static char *flat(const char *text)
-{
-    char *f = malloc(strlen(text) + 1);
-    size_t k = 0;
-
-    ck_assert_msg(f != NULL, "out of memory");
-    for (; *text != '\0'; text++)
-        if (*text != ' ' && *text != '\n')
-            f[k++] = *text;
-        else if (k > 0 && f[k - 1] != ' ')
-            f[k++] = ' ';
-    f[k] = '\0';
-    return f;
-}
-
-/* The report says want, however its lines are wrapped. */
-static void says(const char *want)
-{
-    char *f = flat(out != NULL ? out : "");
-
-    ck_assert_msg(strstr(f, want) != NULL, "it does not say \"%s\"; it printed:\n%s", want,
-                  out != NULL ? out : "(nothing)");
-    free(f);
-}
+#include "tcases.h"
 
 /* A (v6-like) takes the lock at 0 ms and reads 10; cut off from node 0
  * (or from every node of a lock of `nodes`) at 30 ms until 930 ms; its
@@ -112,9 +78,9 @@ static void tell(int nodes)
  * label's blanks and then the rule's own first column. */
 static const char *rule_line(void)
 {
-    const char *at = strstr(out, "time (ms)");
+    const char *at = strstr(printed, "time (ms)");
 
-    ck_assert_msg(at != NULL && (at = strchr(at, '\n')) != NULL, "no time axis:\n%s", out);
+    ck_assert_msg(at != NULL && (at = strchr(at, '\n')) != NULL, "no time axis:\n%s", printed);
     return at + 1;
 }
 
@@ -122,10 +88,10 @@ static const char *rule_line(void)
  * once, as "<symbol> <what it means>"; no letter is drawn there. */
 static void assert_rule_explained(void)
 {
-    const char *rule = rule_line(), *legend = strstr(out, "\nlegend ");
+    const char *rule = rule_line(), *legend = strstr(printed, "\nlegend ");
     size_t len = strcspn(rule, "\n");
 
-    ck_assert_msg(legend != NULL, "no legend:\n%s", out);
+    ck_assert_msg(legend != NULL, "no legend:\n%s", printed);
     for (size_t k = 12; k < len; k++) {
         char c = rule[k], item[4] = { ' ', c, ' ', '\0' };
         const char *at;
@@ -136,9 +102,9 @@ static void assert_rule_explained(void)
                       "the rule draws a letter '%c': letters name clients", c);
         at = strstr(legend, item);
         ck_assert_msg(at != NULL, "the rule draws '%c', and the legend does not say what "
-                      "it means:\n%s", c, out);
+                      "it means:\n%s", c, printed);
         ck_assert_msg(strstr(at + 1, item) == NULL, "the legend explains '%c' twice:\n%s",
-                      c, out);
+                      c, printed);
     }
 }
 
@@ -210,16 +176,16 @@ START_TEST(test_fault_story_tells_the_cut)
     cut_story(1);
     check();
     tell(1);
-    says("partition: A was cut off from the lock's servers at 30 ms, for 900 ms; "
-         "its key expired at 300 ms while A was inside");
+    assert_said("partition: A was cut off from the lock's servers at 30 ms, for 900 ms; "
+                "its key expired at 300 ms while A was inside");
     /* Told once: the nodes of a lock of several are one cut. */
     cut_story(5);
     check();
     tell(5);
-    says("partition: A was cut off from the lock's servers at 30 ms, for 900 ms; "
-         "its keys expired at 300 ms while A was inside");
-    ck_assert_msg(strstr(strstr(out, "  partition:") + 1, "  partition:") == NULL,
-                  "a cut of five nodes is told more than once:\n%s", out);
+    assert_said("partition: A was cut off from the lock's servers at 30 ms, for 900 ms; "
+                "its keys expired at 300 ms while A was inside");
+    ck_assert_msg(strstr(strstr(printed, "  partition:") + 1, "  partition:") == NULL,
+                  "a cut of five nodes is told more than once:\n%s", printed);
 }
 END_TEST
 
@@ -235,8 +201,9 @@ START_TEST(test_fault_story_tells_what_the_key_did)
     sells(500, A, 9);
     check();
     tell(1);
-    says("A was cut off from the lock's servers at 30 ms, for 100 ms; its key outlived the cut");
-    says("A was cut off from the lock's servers at 400 ms, until the end of the run");
+    assert_said("A was cut off from the lock's servers at 30 ms, for 100 ms; its key outlived "
+                "the cut");
+    assert_said("A was cut off from the lock's servers at 400 ms, until the end of the run");
 }
 END_TEST
 
@@ -249,14 +216,15 @@ START_TEST(test_fault_story_tells_the_jump)
     takes(70, B, 1);
     check();
     tell(1);
-    says("server: the server's clock jumped 600 ms forward at 40 ms; A's key expired at 41 ms");
+    assert_said("server: the server's clock jumped 600 ms forward at 40 ms; A's key expired "
+                "at 41 ms");
     begin();
     takes(0, A, 0);
     clock_jumps(40, 0, 600);
     check();
     tell(1);
-    says("server: the server's clock jumped 600 ms forward at 40 ms; A's key has no TTL and "
-         "stayed");
+    assert_said("server: the server's clock jumped 600 ms forward at 40 ms; A's key has no TTL and "
+                "stayed");
 }
 END_TEST
 
@@ -271,8 +239,8 @@ START_TEST(test_fault_story_tells_an_ensembles_jump)
     record(40, SIM_NO_CLIENT, 0, SIM_EV_CLOCK_JUMP, 600, "every server");
     check();
     tell(1);
-    says("server: every server's clock jumped 600 ms forward at 40 ms; A's node and its "
-         "session outlived it: ZooKeeper times sessions by the monotonic clock");
+    assert_said("server: every server's clock jumped 600 ms forward at 40 ms; A's node and its "
+                "session outlived it: ZooKeeper times sessions by the monotonic clock");
     begin();
     wants(0, A);
     key(1, "create");
@@ -281,8 +249,8 @@ START_TEST(test_fault_story_tells_an_ensembles_jump)
     key(340, "expired");
     check();
     tell(1);
-    says("server: every server's clock jumped 600 ms forward at 40 ms; A's node went with its "
-         "session at 340 ms");
+    assert_said("server: every server's clock jumped 600 ms forward at 40 ms; A's node went "
+                "with its session at 340 ms");
 }
 END_TEST
 
@@ -302,10 +270,10 @@ START_TEST(test_fault_story_terminal_draws_both_on_the_axis)
     /* 37.5 ms a column: the cut from column 0 (30 ms) to 24 (930 ms),
      * the rule broken between them but for its ticks, the jump at 29. */
     ck_assert_msg(strncmp(rule, "            [       +       +       ]----}-", 42) == 0,
-                  "the rule does not show the cut and the jump:\n%s", out);
+                  "the rule does not show the cut and the jump:\n%s", printed);
     assert_rule_explained();
-    says("time: [ ] a client cut off from the lock's servers");
-    says("} a server's clock jumped forward");
+    assert_said("time: [ ] a client cut off from the lock's servers");
+    assert_said("} a server's clock jumped forward");
 }
 END_TEST
 
@@ -350,17 +318,12 @@ END_TEST
 
 Suite *fault_story_suite(void)
 {
-    Suite *suite = suite_create("fault story");
-    TCase *tc = tcase_create("cut and clock jump");
+    const TTest *tests[] = {
+        test_fault_story_cut_is_no_operation, test_fault_story_lanes_read_a_cut_once,
+        test_fault_story_tells_the_cut, test_fault_story_tells_what_the_key_did,
+        test_fault_story_tells_the_jump, test_fault_story_tells_an_ensembles_jump,
+        test_fault_story_terminal_draws_both_on_the_axis, test_fault_story_page_marks_both,
+    };
 
-    tcase_add_test(tc, test_fault_story_cut_is_no_operation);
-    tcase_add_test(tc, test_fault_story_lanes_read_a_cut_once);
-    tcase_add_test(tc, test_fault_story_tells_the_cut);
-    tcase_add_test(tc, test_fault_story_tells_what_the_key_did);
-    tcase_add_test(tc, test_fault_story_tells_the_jump);
-    tcase_add_test(tc, test_fault_story_tells_an_ensembles_jump);
-    tcase_add_test(tc, test_fault_story_terminal_draws_both_on_the_axis);
-    tcase_add_test(tc, test_fault_story_page_marks_both);
-    suite_add_tcase(suite, tc);
-    return suite;
+    return ONE_TCASE_SUITE("fault story", "cut and clock jump", tests, NULL);
 }

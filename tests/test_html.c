@@ -17,7 +17,6 @@
 #include "scenarios.h"
 #include "stage.h"
 #include "story.h"
-#include "tcases.h"
 
 static void put(const char *dir, const char *name, const char *content)
 {
@@ -361,12 +360,6 @@ Suite *html_suite(void)
         test_html_every_fault_mark_has_a_label, test_html_node_lanes_draw_down_time,
         test_html_stage_pages_render_markdown_and_diff, test_html_readme_tells_every_row,
     };
-    Suite *suite = suite_create("html");
-    TCase *pages = ADD_TCASE(suite, "pages", tests);
 
-    tcase_add_checked_fixture(pages, make_tmp, remove_tmp);
-    /* A stage page runs make diff, v6's once per part: a few seconds on
-     * a busy machine, more under a sanitizer. */
-    tcase_set_timeout(pages, 60);
-    return suite;
+    return PAGES_SUITE("html", tests, remove_tmp);
 }

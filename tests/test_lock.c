@@ -86,58 +86,36 @@ END_TEST
 
 /* ---- the suite ---------------------------------------------------------------------- */
 
-/* A tcase with its own redis-server, emptied before each test. */
-static TCase *server_tcase(const char *name, int timeout_s)
-{
-    TCase *tc = tcase_create(name);
-
-    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
-    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
-    tcase_set_timeout(tc, timeout_s);
-    return tc;
-}
-
-/* The majority's own tests, in a stage that takes one: a tcase made
- * and not added to the suite would be leaked. */
+/* The majority's own tests, in a stage that takes one. */
 static void add_quorum(Suite *s)
 {
-    TCase *quorum;
-
-    if (!CAPS.quorum)
-        return;
-    quorum = server_tcase("quorum", 30);
-    lock_quorum_tests(quorum);
-    suite_add_tcase(s, quorum);
+    if (CAPS.quorum)
+        lock_quorum_tests(harness_servers_tcase(s, "quorum", 30));
 }
 
-/* The tests of a lock kept in Redis: a ZooKeeper stage's are in
- * tests/test_zk.c. */
+/* The tests of a lock kept in Redis, each tcase with a redis-server of
+ * its own: a ZooKeeper stage's are in tests/test_zk.c. */
 static void add_redis(Suite *s)
 {
-    TCase *basics = server_tcase("basics", 10);
-    TCase *owner = server_tcase("ownership", 10);
-    TCase *lease = server_tcase("lease", 20);
-    TCase *contention = server_tcase("contention", 60);
-    TCase *threads = server_tcase("threads", 60);
-    TCase *errors = server_tcase("errors", 20);
+    static const struct {
+        const char *name;
+        int timeout_s;
+        lock_part *parts[3]; /* in the order of the contract */
+    } tcases[] = {
+        { "basics", 10, { lock_basics_tests, lock_reentry_tests } },
+        { "ownership", 10, { lock_owner_tests, lock_token_tests, lock_script_tests } },
+        { "lease", 20, { lock_lease_tests, lock_pubsub_tests, lock_watchdog_tests } },
+        { "contention", 60, { lock_contention_tests } },
+        { "threads", 60, { lock_threads_tests } },
+        { "errors", 20, { lock_errors_tests } },
+    };
 
-    lock_basics_tests(basics);
-    lock_reentry_tests(basics);
-    lock_owner_tests(owner);
-    lock_token_tests(owner);
-    lock_script_tests(owner);
-    lock_lease_tests(lease);
-    lock_pubsub_tests(lease);
-    lock_watchdog_tests(lease);
-    lock_contention_tests(contention);
-    lock_threads_tests(threads);
-    lock_errors_tests(errors);
-    suite_add_tcase(s, basics);
-    suite_add_tcase(s, owner);
-    suite_add_tcase(s, lease);
-    suite_add_tcase(s, contention);
-    suite_add_tcase(s, threads);
-    suite_add_tcase(s, errors);
+    for (size_t i = 0; i < sizeof(tcases) / sizeof(tcases[0]); i++) {
+        TCase *tc = harness_servers_tcase(s, tcases[i].name, tcases[i].timeout_s);
+
+        for (size_t p = 0; p < 3 && tcases[i].parts[p] != NULL; p++)
+            tcases[i].parts[p](tc);
+    }
     add_quorum(s);
 }
 

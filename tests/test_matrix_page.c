@@ -15,7 +15,6 @@
 #include "pages.h"
 #include "stage.h"
 #include "story.h"
-#include "tcases.h"
 
 static story kept[2];          /* two runs' histories, kept past begin() */
 static sim_verdict judged[2];  /* and their verdicts */
@@ -196,11 +195,6 @@ Suite *matrix_page_suite(void)
         test_matrix_page_every_badge_has_a_style, test_matrix_page_fence_held_is_not_a_failure,
         test_matrix_page_run_pages_tell_the_fence_apart, test_matrix_page_print_holds_the_site,
     };
-    Suite *suite = suite_create("matrix page");
-    TCase *pages = ADD_TCASE(suite, "pages", tests);
 
-    tcase_add_checked_fixture(pages, make_tmp, remove_all);
-    /* The site's stage pages run make diff: seconds under a sanitizer. */
-    tcase_set_timeout(pages, 60);
-    return suite;
+    return PAGES_SUITE("matrix page", tests, remove_all);
 }

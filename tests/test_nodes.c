@@ -231,7 +231,7 @@ START_TEST(test_nodes_one_server_fault)
         if (restart)
             node_restarts(40, 0);
         else
-            record(40, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+            promotes(40);
         takes(50, B, 1);
         gives_back(300, A);
         check();
@@ -256,8 +256,6 @@ Suite *nodes_suite(void)
         test_nodes_split_vote, test_nodes_restart_loses_a_vote, test_nodes_foreign_delete,
         test_nodes_one_key_proves_nothing, test_nodes_report, test_nodes_one_server_fault,
     };
-    Suite *suite = suite_create("nodes");
 
-    ADD_TCASE(suite, "several nodes", tests);
-    return suite;
+    return ONE_TCASE_SUITE("nodes", "several nodes", tests, NULL);
 }

@@ -146,13 +146,7 @@ END_TEST
 
 Suite *proxy_suite(void)
 {
-    Suite *s = suite_create("proxy");
-    TCase *tc = tcase_create("partition");
+    const TTest *tests[] = { test_proxy_cuts_one_client_off, test_proxy_absent_means_direct };
 
-    tcase_add_unchecked_fixture(tc, harness_tmpdir_setup, harness_tmpdir_teardown);
-    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
-    tcase_add_test(tc, test_proxy_cuts_one_client_off);
-    tcase_add_test(tc, test_proxy_absent_means_direct);
-    suite_add_tcase(s, tc);
-    return s;
+    return OWN_SERVERS_SUITE("proxy", "partition", tests);
 }

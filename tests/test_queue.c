@@ -403,14 +403,9 @@ Suite *queue_suite(void)
         test_queue_try_once_keeps_no_place, test_queue_layout, test_queue_dead_waiter_stalls,
     };
     Suite *s = suite_create("queue");
-    TCase *tc;
 
     /* v11's queue is ZooKeeper's, with tests of its own (test_zk_queue.c). */
-    if (!CAPS.queue || STAGE_ZOOKEEPER)
-        return s;
-    tc = ADD_TCASE(s, "fair queue", tests);
-    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
-    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
-    tcase_set_timeout(tc, 30);
+    if (CAPS.queue && !STAGE_ZOOKEEPER)
+        ADD_TESTS(harness_servers_tcase(s, "fair queue", 30), tests);
     return s;
 }

@@ -78,10 +78,7 @@ END_TEST
 
 START_TEST(test_report_sentences)
 {
-    begin();
-    takes(0, A, 1);
-    key(300, "expired");
-    takes(310, B, 1);
+    lease_runs_out();
     gives_back(900, A);
     stock(SIM_EV_STOCK_INITIAL, 903, 100);
     stock(SIM_EV_STOCK_FINAL, 904, 98);

@@ -83,10 +83,7 @@ END_TEST
 
 START_TEST(test_report_failover_mark)
 {
-    begin();
-    takes(0, A, 1);
-    record(100, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
-    takes(150, C, 1);
+    failover_loses_the_key(C);
     gives_back(590, A);
     draw_timeline(3);
     assert_printed("\nlock key    AAAAAAAAAA^");
@@ -152,7 +149,7 @@ START_TEST(test_report_legend_explains_every_symbol)
     begin();                  /* a key nobody's acquire made; a failover */
     key(10, "set");
     key(10, "expire");
-    record(100, SIM_NO_CLIENT, 0, SIM_EV_FAILOVER, 7001, "promote replica");
+    promotes(100);
     takes(150, C, 1);
     unlocks(400, C);
     record(401, C, 0, SIM_EV_RELEASE_ERROR, 0, "I/O error");

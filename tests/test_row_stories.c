@@ -138,8 +138,6 @@ Suite *row_stories_suite(void)
         test_row_stories_are_all_claimed, test_row_stories_catch_an_unchecked_sentence,
         test_row_stories_facts_read_the_history, test_row_stories_facts_read_a_fence,
     };
-    Suite *suite = suite_create("row stories");
 
-    ADD_TCASE(suite, "claims", tests);
-    return suite;
+    return ONE_TCASE_SUITE("row stories", "claims", tests, NULL);
 }

@@ -19,6 +19,7 @@
 #include "checker.h"
 #include "history.h"
 #include "report.h"
+#include "report_helpers.h"
 #include "tcases.h"
 
 #define DIR "tests/histories/"
@@ -134,25 +135,9 @@ static const expect cases[] = {
 };
 #define CASES (sizeof(cases) / sizeof(cases[0]))
 
-/* text with every run of blanks and line breaks read as one space. */
-static char *flat(const char *text)
-{
-    char *out = malloc(strlen(text) + 1);
-    size_t k = 0;
-
-    ck_assert_msg(out != NULL, "out of memory");
-    for (; *text; text++)
-        if (*text != ' ' && *text != '\n')
-            out[k++] = *text;
-        else if (k > 0 && out[k - 1] != ' ')
-            out[k++] = ' ';
-    out[k] = '\0';
-    return out;
-}
-
 static void assert_says(const expect *x, const char *what, const char *text)
 {
-    char *f = flat(text);
+    char *f = flat_text(text);
 
     for (int i = 0; i < SAYS && x->says[i] != NULL; i++)
         ck_assert_msg(strstr(f, x->says[i]) != NULL, "%s: the %s does not say "
@@ -264,8 +249,8 @@ Suite *verdicts_suite(void)
     const TTest *tests[] = {
         test_verdicts_ties_agree, test_verdicts_stall_bound_is_the_lease,
     };
-    Suite *suite = suite_create("verdicts");
-    TCase *files = ADD_TCASE(suite, "hand-made histories", tests);
+    TCase *files;
+    Suite *suite = ONE_TCASE_SUITE("verdicts", "hand-made histories", tests, &files);
 
     /* A test for each file of the cases table. */
     tcase_add_loop_test(files, test_verdicts_file, 0, (int)CASES);

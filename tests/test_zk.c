@@ -28,10 +28,6 @@
 #define LIVE_LEASE_MS 1000 /* a session that a live holder keeps on a loaded machine */
 #define RECOVER_TRIES 3    /* acquires after a session expired, as a caller retries */
 #define BUDGET_MS 300      /* a waiter's wait budget */
-#define CLIENTS 4          /* the contention test: processes ... */
-#define ROUNDS 25          /* ... times increments each */
-#define THREADS 4          /* the shared-handle test: threads ... */
-#define THREAD_ROUNDS 25   /* ... times increments each, all on one handle */
 #define TCASE_TIMEOUT_S 180 /* an ensemble's start on a loaded machine, and the tests */
 
 /* ---- basics ---------------------------------------------------------------------- */
@@ -54,39 +50,18 @@ END_TEST
 
 START_TEST(test_zk_busy_while_held)
 {
-    dlock *a, *b;
-    int rc;
-
-    harness_title("a second client's try returns BUSY while the lock is held");
-    a = take("A", "held", LEASE_MS);
-    b = harness_lock(harness_server(), "held", LEASE_MS, 0);
-    rc = dlock_acquire(b);
-    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY while A holds the lock, got %s (%s)",
-                  harness_result(rc), dlock_errstr(b));
-    release_ok(a, "A");
-    dlock_free(b);
-    dlock_free(a);
+    check_busy_while_held();
 }
 END_TEST
 
 START_TEST(test_zk_wait_budget)
 {
     zhandle_t *zh = zk_open();
-    int64_t t0, waited;
     dlock *a, *b;
-    int rc;
 
     harness_title("a waiter gives up after about its %d ms budget, and leaves no node", BUDGET_MS);
-    a = take("A", "budget", LEASE_MS);
-    b = harness_lock(harness_server(), "budget", LEASE_MS, BUDGET_MS);
-    t0 = harness_now_ms();
-    rc = dlock_acquire(b);
-    waited = harness_now_ms() - t0;
-    ck_assert_msg(rc == DLOCK_BUSY, "expected BUSY once the %d ms budget ran out, got %s (%s)",
-                  BUDGET_MS, harness_result(rc), dlock_errstr(b));
-    ck_assert_msg(waited >= BUDGET_MS && waited < BUDGET_MS + 2000,
-                  "acquire with a %d ms budget returned BUSY after %lld ms", BUDGET_MS,
-                  (long long)waited);
+    /* The whole budget: the waiter's watch has a timeout, no retries. */
+    b = wait_out_budget(&a, "budget", BUDGET_MS, BUDGET_MS);
     ck_assert_msg(zk_nodes(zh, "budget") == 1, "after B gave up, 'budget' has %d nodes; "
                   "expected A's alone", zk_nodes(zh, "budget"));
     release_ok(a, "A");
@@ -125,11 +100,12 @@ END_TEST
 START_TEST(test_zk_reentry)
 {
     zhandle_t *zh = zk_open();
-    dlock *a = take("A", "again", LEASE_MS), *b;
+    dlock *a, *b;
     int rc;
 
     harness_title("the holder's thread acquires twice on one node, others wait for both "
                   "releases");
+    a = take("A", "again", LEASE_MS);
     b = harness_lock(harness_server(), "again", LEASE_MS, 0);
     rc = dlock_acquire(a);
     ck_assert_msg(rc == DLOCK_OK, "A's thread acquired again and got %s (%s)",
@@ -187,17 +163,19 @@ END_TEST
 
 START_TEST(test_zk_release_by_non_owner)
 {
-    zhandle_t *zh = zk_open();
-    dlock *a = take("A", "theirs", LEASE_MS), *b;
+    dlock *a, *b;
+    zhandle_t *zh;
     int rc;
 
     harness_title(CAPS.owner_check ? "a release by a client that holds nothing is NOT_OWNER, "
                   "the holder's node stays" : "a release by a client that never took the "
                   "lock deletes the holder's node (by path)");
+    a = take("A", "theirs", LEASE_MS);
     b = harness_lock(harness_server(), "theirs", LEASE_MS, 0);
     rc = dlock_release(b);
     ck_assert_msg(rc == (CAPS.owner_check ? DLOCK_NOT_OWNER : DLOCK_OK), "B's release got %s "
                   "(%s)", harness_result(rc), dlock_errstr(b));
+    zh = zk_open(); /* to read what B's release left */
     ck_assert_msg(zk_holds(zh, "theirs") == CAPS.owner_check, "after B's release A's node %s",
                   zk_holds(zh, "theirs") ? "is still there" : "is gone");
     ck_assert_msg(dlock_release(a) == (CAPS.owner_check ? DLOCK_OK : DLOCK_NOT_OWNER),
@@ -302,39 +280,32 @@ END_TEST
 
 /* ---- the suite -------------------------------------------------------------------------- */
 
-TCase *zk_tcase(const char *name)
+TCase *zk_tcase(Suite *s, const char *name)
 {
-    TCase *tc = tcase_create(name);
-
-    tcase_add_unchecked_fixture(tc, harness_server_setup, harness_server_teardown);
-    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
-    tcase_set_timeout(tc, TCASE_TIMEOUT_S);
-    return tc;
+    return harness_servers_tcase(s, name, TCASE_TIMEOUT_S);
 }
 
 Suite *zk_suite(void)
 {
+    const TTest *first[] = {
+        test_zk_acquire_release, test_zk_busy_while_held, test_zk_wait_budget,
+        test_zk_waiter_wakes,
+    };
+    const TTest *session[] = { test_zk_session_expiry_frees, test_zk_live_holder_keeps };
     Suite *s = suite_create("zookeeper");
-    TCase *basics, *session;
+    TCase *basics;
 
     if (!STAGE_ZOOKEEPER)
         return s;
-    basics = zk_tcase("basics");
-    session = zk_tcase("session");
-    tcase_add_test(basics, test_zk_acquire_release);
-    tcase_add_test(basics, test_zk_busy_while_held);
-    tcase_add_test(basics, test_zk_wait_budget);
-    tcase_add_test(basics, test_zk_waiter_wakes);
+    basics = zk_tcase(s, "basics");
+    ADD_TESTS(basics, first);
     if (CAPS.reentrant)
         tcase_add_test(basics, test_zk_reentry);
     tcase_add_test(basics, test_zk_self_deadlock);
     tcase_add_test(basics, test_zk_release_by_non_owner);
     if (!CAPS.token)
         tcase_add_test(basics, test_zk_token_without_fence);
-    tcase_add_test(session, test_zk_session_expiry_frees);
-    tcase_add_test(session, test_zk_live_holder_keeps);
-    suite_add_tcase(s, basics);
-    suite_add_tcase(s, session);
+    ADD_TESTS(zk_tcase(s, "session"), session);
     zk_add_fault_tcases(s);
     zk_add_queue_tcases(s);
     return s;

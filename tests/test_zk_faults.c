@@ -3,17 +3,11 @@
  * client holds it, and the errors a caller gets (the contract of
  * tests/test_zk.c, continued). */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/wait.h>
 
 #include "harness.h"
 #include "zk_tests.h"
@@ -23,19 +17,27 @@
 #define ROUNDS 25          /* ... times increments each */
 #define THREADS 4          /* the shared-handle test: threads ... */
 #define THREAD_ROUNDS 25   /* ... times increments each, all on one handle */
-#define COUNTERS "/counters" /* where the contention test counts */
+#define COUNTERS "/counters" /* where the contention test counts ... */
+#define COUNTER COUNTERS "/contention" /* ... in this node */
 #define RELEASE_TRIES 10   /* a release while the client finds the new leader */
 #define CLOCK_SESSION_MS 1000 /* the clock test's session: a lease of the matrix's size */
 #define CLOCK_JUMP_MS 60000   /* sixty such sessions */
 #define CLOCK_TCASE_S 240     /* three JVMs of its own on a loaded 2-core machine */
 
-/* ---- contention ------------------------------------------------------------------ */
+/* ---- many at once: the counter is a node ------------------------------------------ */
 
-/* The counter at COUNTERS/name: 0 when it is missing, -1 on an error. */
-static long long get_counter(zhandle_t *zh, const char *path)
+/* The processes and threads are lock_helpers.c's, as the Redis stages'
+ * are; the counter is the node COUNTER, written with a session of each
+ * client's own. */
+static void *counter_open(void)
+{
+    return zk_open();
+}
+
+static long long counter_get(void *conn)
 {
     char buf[32];
-    int len = sizeof(buf) - 1, rc = zoo_get(zh, path, 0, buf, &len, NULL);
+    int len = sizeof(buf) - 1, rc = zoo_get(conn, COUNTER, 0, buf, &len, NULL);
 
     if (rc == ZNONODE)
         return 0;
@@ -45,139 +47,41 @@ static long long get_counter(zhandle_t *zh, const char *path)
     return atoll(buf);
 }
 
-static int set_counter(zhandle_t *zh, const char *path, long long n)
+static int counter_set(void *conn, long long n)
 {
     char buf[32];
     int len = snprintf(buf, sizeof(buf), "%lld", n), rc;
 
-    rc = zoo_set(zh, path, buf, len, -1);
+    rc = zoo_set(conn, COUNTER, buf, len, -1);
     if (rc == ZNONODE) {
-        zoo_create(zh, COUNTERS, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        rc = zoo_create(zh, path, buf, len, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        zoo_create(conn, COUNTERS, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        rc = zoo_create(conn, COUNTER, buf, len, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
     }
     if (rc != ZOK)
-        fprintf(stderr, "counter %s: %s\n", path, zerror(rc));
+        fprintf(stderr, "counter %s: %s\n", COUNTER, zerror(rc));
     return rc == ZOK ? 0 : -1;
 }
 
-/* One client process: rounds read-modify-writes of the counter under the
- * lock. Returns an exit status: 0, or which step failed. */
-static int contend(const char *counter)
+static void counter_close(void *conn)
 {
-    zhandle_t *zh = zk_open();
-    dlock *l = harness_lock(harness_server(), "counter-lock", 30000, 30000);
-    long long n;
-    int i, status = 0;
-
-    for (i = 0; i < ROUNDS && status == 0; i++) {
-        if (dlock_acquire(l) != DLOCK_OK) {
-            status = 3;
-            break;
-        }
-        if ((n = get_counter(zh, counter)) < 0)
-            status = 2;
-        else if (set_counter(zh, counter, n + 1) != 0)
-            status = 5;
-        if (dlock_release(l) != DLOCK_OK && status == 0)
-            status = 4;
-    }
-    dlock_free(l);
-    zk_close(zh);
-    return status;
+    zk_close(conn);
 }
+
+static const counter_store zk_counter = { counter_open, counter_get, counter_set,
+                                          counter_close };
 
 START_TEST(test_zk_counter_contention)
 {
-    static const char *const why[] = { "", "", "reading the counter failed", "acquire failed",
-                                       "release failed", "writing the counter failed" };
-    const char *counter = COUNTERS "/contention";
-    zhandle_t *zh;
-    pid_t pids[CLIENTS];
-    long long n;
-    int i, status;
-
-    harness_title("%d client processes x %d locked increments: the counter ends at %d",
-                  CLIENTS, ROUNDS, CLIENTS * ROUNDS);
-    fflush(stdout);
-    for (i = 0; i < CLIENTS; i++) {
-        pids[i] = fork();
-        ck_assert_msg(pids[i] >= 0, "fork: %s", strerror(errno));
-        if (pids[i] == 0)
-            _exit(contend(counter));
-    }
-    for (i = 0; i < CLIENTS; i++) {
-        ck_assert_msg(waitpid(pids[i], &status, 0) == pids[i], "waitpid failed");
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                      "client %d ended with status %d (%s)", i, status,
-                      WIFEXITED(status) && WEXITSTATUS(status) < 6 ? why[WEXITSTATUS(status)]
-                                                                   : "killed");
-    }
-    zh = zk_open();
-    n = get_counter(zh, counter);
-    zk_close(zh);
-    ck_assert_msg(n == CLIENTS * ROUNDS, "%d clients x %d increments under the lock left the "
-                  "counter at %lld; expected %d (an update was lost: two holders at once)",
-                  CLIENTS, ROUNDS, n, CLIENTS * ROUNDS);
+    count_in_processes(&zk_counter, CLIENTS, ROUNDS);
 }
 END_TEST
 
-/* ---- threads sharing one handle ---------------------------------------------------- */
-
-typedef struct shared {
-    dlock *l;
-    atomic_long counter;
-    atomic_int inside;   /* threads inside the critical section now */
-    atomic_int overlaps; /* entries that found another thread inside */
-    atomic_int errors;   /* acquires or releases that did not return OK */
-} shared;
-
-static void *increment_rounds(void *arg)
-{
-    shared *sh = arg;
-    long n;
-    int i;
-
-    for (i = 0; i < THREAD_ROUNDS; i++) {
-        if (dlock_acquire(sh->l) != DLOCK_OK) {
-            atomic_fetch_add(&sh->errors, 1);
-            return NULL;
-        }
-        if (atomic_fetch_add(&sh->inside, 1) != 0)
-            atomic_fetch_add(&sh->overlaps, 1);
-        n = atomic_load(&sh->counter);
-        sched_yield(); /* a second holder now would read the same n */
-        atomic_store(&sh->counter, n + 1);
-        atomic_fetch_sub(&sh->inside, 1);
-        if (dlock_release(sh->l) != DLOCK_OK) {
-            atomic_fetch_add(&sh->errors, 1);
-            return NULL;
-        }
-    }
-    return NULL;
-}
-
 START_TEST(test_zk_shared_handle)
 {
-    pthread_t t[THREADS];
-    shared sh;
-    int i;
+    dlock *l = harness_lock(harness_server(), "shared", LEASE_MS, 30000);
 
-    harness_title("%d threads share one handle, %d locked increments each: the counter ends "
-                  "at %d", THREADS, THREAD_ROUNDS, THREADS * THREAD_ROUNDS);
-    memset(&sh, 0, sizeof(sh));
-    sh.l = harness_lock(harness_server(), "shared", LEASE_MS, 30000);
-    for (i = 0; i < THREADS; i++)
-        ck_assert_msg(pthread_create(&t[i], NULL, increment_rounds, &sh) == 0,
-                      "cannot start a thread");
-    for (i = 0; i < THREADS; i++)
-        pthread_join(t[i], NULL);
-    ck_assert_msg(atomic_load(&sh.errors) == 0, "%d calls on the shared handle failed, the "
-                  "last: %s", atomic_load(&sh.errors), dlock_errstr(sh.l));
-    ck_assert_msg(atomic_load(&sh.overlaps) == 0, "two threads were inside at once %d times",
-                  atomic_load(&sh.overlaps));
-    ck_assert_msg(atomic_load(&sh.counter) == THREADS * THREAD_ROUNDS, "the counter ended at "
-                  "%ld; expected %d", atomic_load(&sh.counter), THREADS * THREAD_ROUNDS);
-    dlock_free(sh.l);
+    count_in_threads(l, THREADS, THREAD_ROUNDS);
+    dlock_free(l);
 }
 END_TEST
 
@@ -354,21 +258,17 @@ END_TEST
 
 void zk_add_fault_tcases(Suite *s)
 {
-    TCase *load = zk_tcase("load");
-    TCase *failover = zk_tcase("failover");
-    TCase *errors = zk_tcase("errors");
-    TCase *clock = tcase_create("clock");
+    const TTest *load[] = { test_zk_counter_contention, test_zk_shared_handle };
+    const TTest *errors[] = { test_zk_no_ensemble, test_zk_bad_config };
+    TCase *clock;
 
-    tcase_add_test(load, test_zk_counter_contention);
-    tcase_add_test(load, test_zk_shared_handle);
-    tcase_add_test(failover, test_zk_leader_killed_while_held);
-    tcase_add_test(errors, test_zk_no_ensemble);
-    tcase_add_test(errors, test_zk_bad_config);
-    suite_add_tcase(s, load);
-    suite_add_tcase(s, failover);
-    suite_add_tcase(s, errors);
-    /* Its ensemble's dir goes where the runner removes it, even when the
-     * test fails or times out before it could. */
+    ADD_TESTS(zk_tcase(s, "load"), load);
+    tcase_add_test(zk_tcase(s, "failover"), test_zk_leader_killed_while_held);
+    ADD_TESTS(zk_tcase(s, "errors"), errors);
+    /* An ensemble of its own, under the clock library. */
+    clock = tcase_create("clock");
+    /* Its dir goes where the runner removes it, even when the test fails
+     * or times out before its own cleanup. */
     tcase_add_unchecked_fixture(clock, harness_tmpdir_setup, harness_tmpdir_teardown);
     tcase_add_checked_fixture(clock, harness_test_setup, harness_test_teardown);
     tcase_set_timeout(clock, CLOCK_TCASE_S);

@@ -209,18 +209,12 @@ END_TEST
 
 void zk_add_queue_tcases(Suite *s)
 {
-    TCase *queue, *epoch;
+    const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for };
+    /* The last kills the leader. */
+    const TTest *token[] = { test_zk_token_is_czxid, test_zk_token_across_leader_change };
 
-    if (CAPS.queue) {
-        queue = zk_tcase("queue");
-        tcase_add_test(queue, test_zk_waiters_in_order);
-        tcase_add_test(queue, test_zk_curator_node_waited_for);
-        suite_add_tcase(s, queue);
-    }
-    if (CAPS.token) {
-        epoch = zk_tcase("token");
-        tcase_add_test(epoch, test_zk_token_is_czxid);
-        tcase_add_test(epoch, test_zk_token_across_leader_change); /* last: it kills the leader */
-        suite_add_tcase(s, epoch);
-    }
+    if (CAPS.queue)
+        ADD_TESTS(zk_tcase(s, "queue"), queue);
+    if (CAPS.token)
+        ADD_TESTS(zk_tcase(s, "token"), token);
 }

@@ -15,9 +15,9 @@
 #include "lock.h"
 #include "lock_helpers.h" /* take, release_ok */
 
-/* A tcase with the ensemble fixture and a generous timeout
- * (tests/test_zk.c). */
-TCase *zk_tcase(const char *name);
+/* A tcase called name, added to s, on the ensemble of the harness's
+ * fixture, with a generous timeout (tests/test_zk.c). */
+TCase *zk_tcase(Suite *s, const char *name);
 
 /* Adds the tcases of tests/test_zk_faults.c: contention, threads, a
  * leader's death, errors. */

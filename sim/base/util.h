@@ -4,6 +4,7 @@
  *   sim_sleep_ms  sleep the calling thread, resumed after a signal
  *   sim_sleep_us
  *   sim_number    a command-line number, with an error that quotes it
+ *   SIM_CMP       a comparator's step: the order of two fields that differ
  *
  * One copy here, so that a fix to one reaches every module. */
 #ifndef SIM_UTIL_H
@@ -30,5 +31,10 @@ void sim_sleep_us(long us);
 int sim_number(const char *name, const char *text, int as_make, long lo,
                long hi, const char *unit, long *out, char *errstr,
                size_t len);
+
+/* In a qsort comparator: returns -1 or 1 when x and y differ, so that a
+ * comparator is its fields in order, most significant first, and what
+ * ties on all of them after. */
+#define SIM_CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
 
 #endif

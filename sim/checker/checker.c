@@ -10,6 +10,7 @@
 
 #include "checker_internal.h"
 #include "stage.h"
+#include "util.h"
 
 /* ---- the verdict's storage ----------------------------------------------- */
 
@@ -152,19 +153,15 @@ static void find_refusals(chk *c)
     }
 }
 
-/* An access of the stock that carried a token. */
-typedef struct use {
-    int64_t token;
-    size_t at;
-} use;
-
+/* Accesses of the stock (pointers into the history) by their token, and
+ * in the history's order within one. */
 static int by_token(const void *a, const void *b)
 {
-    const use *x = a, *y = b;
+    const sim_event *x = *(const sim_event *const *)a, *y = *(const sim_event *const *)b;
 
-    if (x->token != y->token)
-        return x->token < y->token ? -1 : 1;
-    return x->at < y->at ? -1 : x->at > y->at;
+    SIM_CMP(x->token, y->token);
+    SIM_CMP(x, y);
+    return 0;
 }
 
 static int same_thread(const sim_event *a, const sim_event *b)
@@ -176,7 +173,7 @@ static int same_thread(const sim_event *a, const sim_event *b)
  * user: two holders the resource could not tell apart. */
 static void find_clash(chk *c)
 {
-    use *u = malloc((c->n + 1) * sizeof(*u));
+    const sim_event **u = malloc((c->n + 1) * sizeof(*u));
     size_t n = 0, first = 0, clash = NONE_AT, with = 0;
 
     if (u == NULL) {
@@ -186,15 +183,16 @@ static void find_clash(chk *c)
     for (size_t i = 0; i < c->n; i++)
         if ((c->ev[i].type == SIM_EV_STOCK_READ ||
              c->ev[i].type == SIM_EV_STOCK_WRITE) && c->ev[i].token > 0)
-            u[n++] = (use){ c->ev[i].token, i };
+            u[n++] = &c->ev[i];
     qsort(u, n, sizeof(*u), by_token);
     for (size_t k = 0; k < n; k++) {
-        if (k > 0 && u[k].token != u[k - 1].token)
+        size_t at = (size_t)(u[k] - c->ev);
+
+        if (k > 0 && u[k]->token != u[k - 1]->token)
             first = k;
-        if (!same_thread(&c->ev[u[k].at], &c->ev[u[first].at]) &&
-            (clash == NONE_AT || u[k].at < clash)) {
-            clash = u[k].at;
-            with = u[first].at;
+        if (!same_thread(u[k], u[first]) && (clash == NONE_AT || at < clash)) {
+            clash = at;
+            with = (size_t)(u[first] - c->ev);
         }
     }
     free(u);
@@ -210,10 +208,8 @@ static int by_time(const void *a, const void *b)
 {
     const sim_episode *x = a, *y = b;
 
-    if (x->at_ns != y->at_ns)
-        return x->at_ns < y->at_ns ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
+    SIM_CMP(x->at_ns, y->at_ns);
+    SIM_CMP(x->kind, y->kind);
     /* Episodes are zeroed before they are filled: the bytes order ties. */
     return memcmp(x, y, sizeof(*x));
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "checker_internal.h"
+#include "util.h"
 
 void sim_checker_holder(const chk *c, long hold, sim_holder *h)
 {
@@ -43,11 +44,10 @@ static int by_edge(const void *a, const void *b)
 {
     const edge *x = a, *y = b;
 
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->start != y->start)
-        return x->start - y->start;
-    return (x->hold > y->hold) - (x->hold < y->hold);
+    SIM_CMP(x->t, y->t);
+    SIM_CMP(x->start, y->start);
+    SIM_CMP(x->hold, y->hold);
+    return 0;
 }
 
 static void overlap_episode(chk *c, long a, long b, int64_t t)

@@ -297,19 +297,17 @@ static int rank(const sim_event *e)
     return type_rank[SIM_EV_KEY] + (kind < 0 ? SIM_KEY_END : kind);
 }
 
-#define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
-
 int sim_event_order(const sim_event *a, const sim_event *b)
 {
-    CMP(a->t_ns, b->t_ns);
-    CMP(rank(a), rank(b));
-    CMP(a->client, b->client);
-    CMP(a->thread, b->thread);
-    CMP(a->node, b->node);
-    CMP(a->type, b->type);
-    CMP(a->value, b->value);
-    CMP(a->token, b->token);
-    CMP(a->lease_ms, b->lease_ms);
+    SIM_CMP(a->t_ns, b->t_ns);
+    SIM_CMP(rank(a), rank(b));
+    SIM_CMP(a->client, b->client);
+    SIM_CMP(a->thread, b->thread);
+    SIM_CMP(a->node, b->node);
+    SIM_CMP(a->type, b->type);
+    SIM_CMP(a->value, b->value);
+    SIM_CMP(a->token, b->token);
+    SIM_CMP(a->lease_ms, b->lease_ms);
     return strncmp(a->detail, b->detail, sizeof(a->detail));
 }
 

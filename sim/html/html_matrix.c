@@ -173,6 +173,15 @@ static int opens_row(const sim_html_run *runs, size_t i)
     return 1;
 }
 
+/* The first run from runs[from] on that opens a row, or n: the grid and
+ * the stories walk the rows by it. */
+static size_t next_row(const sim_html_run *runs, size_t n, size_t from)
+{
+    while (from < n && !opens_row(runs, from))
+        from++;
+    return from;
+}
+
 static void grid_head(FILE *f)
 {
     fputs("<table class=\"matrix\">\n<thead><tr><th>scenario</th>\n", f);
@@ -190,33 +199,37 @@ static void grid_head(FILE *f)
     fputs("</tr></thead>\n<tbody>\n", f);
 }
 
+/* The row that runs[i] opens: its scenario, a link to its story, and a
+ * cell per stage. */
+static void grid_row(FILE *f, const sim_html_run *runs, size_t n, size_t i)
+{
+    const char *sc = runs[i].cell.scenario;
+
+    fputs("<tr><th class=\"row\" scope=\"row\"><a href=\"#row-", f);
+    sim_html_esc(f, sc);
+    fputs("\">", f);
+    sim_html_esc(f, sc);
+    fputs("</a><small>", f);
+    sim_html_esc(f, runs[i].info->what);
+    fputs("</small></th>\n", f);
+    for (int s = 1; s <= SIM_STAGES; s++) {
+        const sim_html_run *r = find(runs, n, sc, s);
+
+        if (sim_stage_get(s) == NULL)
+            continue;
+        if (r != NULL)
+            cell(f, r);
+        else
+            fputs("<td class=\"cell unjudged\">not played</td>\n", f);
+    }
+    fputs("</tr>\n", f);
+}
+
 static void grid(FILE *f, const sim_html_run *runs, size_t n)
 {
     grid_head(f);
-    for (size_t i = 0; i < n; i++) {
-        const char *sc = runs[i].cell.scenario;
-
-        if (!opens_row(runs, i))
-            continue;
-        fputs("<tr><th class=\"row\" scope=\"row\"><a href=\"#row-", f);
-        sim_html_esc(f, sc);
-        fputs("\">", f);
-        sim_html_esc(f, sc);
-        fputs("</a><small>", f);
-        sim_html_esc(f, runs[i].info->what);
-        fputs("</small></th>\n", f);
-        for (int s = 1; s <= SIM_STAGES; s++) {
-            const sim_html_run *r = find(runs, n, sc, s);
-
-            if (sim_stage_get(s) == NULL)
-                continue;
-            if (r != NULL)
-                cell(f, r);
-            else
-                fputs("<td class=\"cell unjudged\">not played</td>\n", f);
-        }
-        fputs("</tr>\n", f);
-    }
+    for (size_t i = next_row(runs, n, 0); i < n; i = next_row(runs, n, i + 1))
+        grid_row(f, runs, n, i);
     fputs("</tbody>\n</table>\n", f);
 }
 
@@ -290,35 +303,40 @@ static void row_evidence(FILE *f, const sim_html_run *runs, size_t n,
     fputs("</ul>\n", f);
 }
 
+/* The story of the row that runs[i] opens, as README.md tells it, and
+ * the evidence of its cells. */
+static void row_story(FILE *f, const char *readme, const sim_html_run *runs, size_t n,
+                      size_t i)
+{
+    const char *sc = runs[i].cell.scenario, *story;
+    size_t len = 0;
+
+    fputs("<section class=\"story\" id=\"row-", f);
+    sim_html_esc(f, sc);
+    fputs("\">\n<h3>", f);
+    sim_html_esc(f, sc);
+    fputs("</h3>\n", f);
+    story = readme != NULL ? sim_html_story(readme, sc, &len) : NULL;
+    if (story != NULL) {
+        fputs("<p>", f);
+        sim_html_inline(f, story, len, NULL, NULL);
+    } else {
+        /* Said, not hidden: the README's matrix section lacks a row. */
+        fputs("<p class=\"no-story\">README.md tells no story of this row; "
+              "the scenario shows that ", f);
+        sim_html_esc(f, runs[i].info->what);
+    }
+    fputs("</p>\n", f);
+    row_evidence(f, runs, n, sc);
+    fputs("</section>\n", f);
+}
+
 static void stories(FILE *f, const char *readme, const sim_html_run *runs,
                     size_t n)
 {
     fputs("<h2>The story of each row</h2>\n", f);
-    for (size_t i = 0; i < n; i++) {
-        const char *sc = runs[i].cell.scenario, *story;
-        size_t len = 0;
-
-        if (!opens_row(runs, i))
-            continue;
-        fputs("<section class=\"story\" id=\"row-", f);
-        sim_html_esc(f, sc);
-        fputs("\">\n<h3>", f);
-        sim_html_esc(f, sc);
-        fputs("</h3>\n", f);
-        story = readme != NULL ? sim_html_story(readme, sc, &len) : NULL;
-        if (story != NULL) {
-            fputs("<p>", f);
-            sim_html_inline(f, story, len, NULL, NULL);
-        } else {
-            /* Said, not hidden: the README's matrix section lacks a row. */
-            fputs("<p class=\"no-story\">README.md tells no story of this row; "
-                  "the scenario shows that ", f);
-            sim_html_esc(f, runs[i].info->what);
-        }
-        fputs("</p>\n", f);
-        row_evidence(f, runs, n, sc);
-        fputs("</section>\n", f);
-    }
+    for (size_t i = next_row(runs, n, 0); i < n; i = next_row(runs, n, i + 1))
+        row_story(f, readme, runs, n, i);
 }
 
 /* ---- the page ----------------------------------------------------------------------- */

@@ -16,6 +16,15 @@
 #define AFTER_FAULT(delay) { SIM_AFTER_FAULT, SIM_PHASE_READY, delay }
 #define LONG_WAIT 12 /* a budget no one should run out of */
 
+/* The clients of a fault that makes a server forget A's lock (failover,
+ * restart): A takes it and works until 0.5 L after B got in, its lease
+ * (12 L) outlasting the fault and B's whole wait (3 L); B asks once the
+ * fault is done and holds 3 L under a 4 L lease. */
+#define FORGOTTEN_LOCK_CLIENTS                                                      \
+    { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 12, .start = AT_START, \
+        .until = AFTER('B', IN_CS, 0.5) },                                          \
+      { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } }
+
 static const sim_scenario table[] = {
     /* Eight clients sell 100 items, one short critical section each. */
     { "baseline", "no faults: every stage keeps the lock and sells exactly the stock", 100,
@@ -107,9 +116,7 @@ static const sim_scenario table[] = {
      * wait (3 L): where B never gets in (a majority of nodes), A leaves
      * 0.5 L after B gave up, its lease still running. */
     { "failover", "the primary dies before the lock reached its replica", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 12, .start = AT_START,
-          .until = AFTER('B', IN_CS, 0.5) },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
+      FORGOTTEN_LOCK_CLIENTS,
       { .kind = SIM_FAULT_FAILOVER, .target = 'A', .when = AFTER('A', IN_CS, 0.1) },
       { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "-", "ME LU",
         "-", "-" } },
@@ -130,9 +137,7 @@ static const sim_scenario table[] = {
      * failover: A works until 0.5 L after B got in, and releases into B's
      * lock (4 L), its own lease (12 L) still running. */
     { "restart", "a node restarts without persistence and forgets the lock", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .lease = 12, .start = AT_START,
-          .until = AFTER('B', IN_CS, 0.5) },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } },
+      FORGOTTEN_LOCK_CLIENTS,
       { .kind = SIM_FAULT_RESTART, .target = 'A', .when = AFTER('A', IN_CS, 0.1),
         .down = 2 },
       { "ME MD LU", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME LU", "ME LU",

@@ -47,11 +47,9 @@ static void record(sim_servers *s, long long value, const char *detail)
 
 static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
 {
-    redis_kind *r = calloc(1, sizeof(*r));
+    redis_kind *r = self(s);
     int i;
 
-    if ((s->impl = r) == NULL)
-        return sim_error(errstr, len, "out of memory for the servers");
     r->flags = flags;
     if (sim_cluster_start_clock(&r->cl, s->nodes, SIM_CLUSTER_RESOURCE |
                                 ((flags & SIM_SERVERS_STANDBY) ? SIM_CLUSTER_REPLICA : 0),
@@ -271,10 +269,9 @@ static void stop(sim_servers *s)
     redisFree(r->replica);
     sim_server_kill(&r->sentinel);
     sim_cluster_stop(&r->cl);
-    free(r);
-    s->impl = NULL;
 }
 
 const sim_servers_kind sim_servers_redis = {
-    "redis", start, attach, prepare, failover, down, restart, drain, stop, clock_jump, NULL, NULL,
+    "redis", sizeof(redis_kind), start, attach, prepare, failover, down, restart, drain, stop,
+    clock_jump, NULL, NULL,
 };

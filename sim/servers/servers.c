@@ -1,5 +1,6 @@
 /* servers: the registry of server kinds, and the calls that go to the
  * kind of a run. See servers.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "servers.h"
@@ -50,6 +51,8 @@ int sim_servers_start_clock(sim_servers *s, const sim_stage *stage, unsigned fla
     if ((flags & SIM_SERVERS_CLOCK) && clock_shim == NULL)
         return sim_error(errstr, len, "a clock that can jump needs the clock library: "
                          "build it with make");
+    if ((s->impl = calloc(1, s->kind->state)) == NULL)
+        return sim_error(errstr, len, "out of memory for the servers");
     if (s->kind->start(s, flags, errstr, len) == 0) {
         if (s->lanes == 0)
             s->lanes = s->nodes;
@@ -128,5 +131,7 @@ void sim_servers_stop(sim_servers *s)
 {
     if (s->kind != NULL)
         s->kind->stop(s);
+    free(s->impl);
+    s->impl = NULL;
     s->dir[0] = '\0';
 }

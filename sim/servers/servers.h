@@ -53,6 +53,8 @@ typedef struct sim_servers sim_servers;
 
 typedef struct sim_servers_kind {
     const char *name; /* as sim/stages.def names it */
+    size_t state;     /* the size of its own state (impl): allocated zeroed
+                       * before start, freed after stop */
     int (*start)(sim_servers *s, unsigned flags, char *errstr, size_t len);
     int (*attach)(sim_servers *s, char *errstr, size_t len);
     int (*prepare)(sim_servers *s, char *errstr, size_t len);

@@ -61,35 +61,40 @@ typedef struct obs {
 
 /* ---- notifications ---------------------------------------------------------- */
 
+/* The library logs through this: the observer never prints. */
 static void quiet(const char *message)
 {
     (void)message;
 }
 
-static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+/* What the library's thread does on a notification (sync 0) or on the
+ * sync's answer (sync 1): it only counts and wakes; whoever waits calls
+ * the ensemble again itself. */
+static void wake(obs *o, int sync)
 {
-    obs *o = ctx;
-
-    (void)zh;
-    (void)type;
-    (void)state;
-    (void)path;
     pthread_mutex_lock(&o->mu);
-    o->events++;
+    if (sync)
+        o->sync_done = 1;
+    else
+        o->events++;
     pthread_cond_broadcast(&o->changed);
     pthread_mutex_unlock(&o->mu);
 }
 
+static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh;
+    (void)type;
+    (void)state;
+    (void)path;
+    wake(ctx, 0);
+}
+
 static void synced(int rc, const char *value, const void *data)
 {
-    obs *o = (obs *)data;
-
     (void)rc;
     (void)value;
-    pthread_mutex_lock(&o->mu);
-    o->sync_done = 1;
-    pthread_cond_broadcast(&o->changed);
-    pthread_mutex_unlock(&o->mu);
+    wake((obs *)data, 1);
 }
 
 static unsigned long events_now(obs *o)

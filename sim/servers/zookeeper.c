@@ -68,11 +68,9 @@ static void record(sim_servers *s, long long port, const char *fmt, int node)
 
 static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
 {
-    zk_kind *z = calloc(1, sizeof(*z));
+    zk_kind *z = self(s);
     int i;
 
-    if ((s->impl = z) == NULL)
-        return sim_error(errstr, len, "out of memory for the servers");
     if (sim_tempdir_create(s->dir, sizeof(s->dir), errstr, len) != 0)
         return -1;
     if (sim_server_start(&z->resource, s->dir, "resource", NULL, errstr, len) != 0)
@@ -207,8 +205,6 @@ static void stop(sim_servers *s)
         sim_observer_stop(z->observer);
         sim_ensemble_stop(&z->ens);
         sim_server_stop(&z->resource);
-        free(z);
-        s->impl = NULL;
     }
     if (s->dir[0] != '\0')
         sim_tempdir_remove(s->dir);
@@ -236,6 +232,6 @@ static void unshare(void)
 }
 
 const sim_servers_kind sim_servers_zookeeper = {
-    "zookeeper", start, attach, prepare, failover, down, restart, drain, stop, clock_jump,
+    "zookeeper", sizeof(zk_kind), start, attach, prepare, failover, down, restart, drain, stop, clock_jump,
     share, unshare,
 };
