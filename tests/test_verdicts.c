@@ -97,6 +97,7 @@ static const expect cases[] = {
         "it: 999 ms, longer than the 600 ms bound, and nobody took it: "
         "stalled" } },
     { "st-ttl-wakeup.jsonl", 0, "-", { "no anomaly" } },
+    { "st-slow-start.jsonl", 0, "-", { "no anomaly" } },
     { "partition-lease-ran-out.jsonl", 1, "ME LU",
       { "partition: A was cut off from the lock's servers at 30 ms, for 900 ms; its key "
         "expired at 302 ms while A was inside",

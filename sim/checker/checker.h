@@ -91,7 +91,9 @@
  * ST  stalled: the lock was free, a live client was waiting for it, and
  *     nobody took it for longer than SIM_STALL_LEASES leases of the run
  *     (its header's lease; SIM_STALL_LEASE_MS when it has none). Free
- *     means no key on any node; waiting runs from the acquire-invoke to
+ *     means no key on any node, once the first key of the run was made
+ *     (before it the clients are still connecting: there is nothing to
+ *     hand on yet); waiting runs from the acquire-invoke to
  *     its outcome, its client's crash or the run's end. No healthy stage
  *     leaves a free lock that long: a poller tries every retry interval,
  *     a woken waiter at once, and one that slept on a TTL tries again

@@ -2,7 +2,7 @@
  * waited for and nobody took (checker.h states the rule).
  *
  * The lock is free where no node has a key: the gaps between the keys
- * that judge_keys published, from the run's start to its end. Each
+ * that judge_keys published, from the first key to the run's end. Each
  * acquire's wait is laid over those gaps; a stretch longer than the bound
  * is one episode. */
 #include <stdlib.h>
@@ -23,8 +23,11 @@ static int by_from(const void *a, const void *b)
     return (x->from_ns > y->from_ns) - (x->from_ns < y->from_ns);
 }
 
-/* The free stretches of the run, in time order, into *out (the caller
- * frees it). Their count, or -1 when out of memory. */
+/* The free stretches of the run since the lock was first taken, in time
+ * order, into *out (the caller frees it). Their count, or -1 when out of
+ * memory. Before the first key there is nothing to hand on: the clients
+ * are still connecting (a ZooKeeper session is a write through the
+ * leader, slow on a loaded machine), and a stall is a lock not passed on. */
 static long free_gaps(chk *c, gap **out)
 {
     const sim_verdict *v = c->v;
@@ -42,6 +45,8 @@ static long free_gaps(chk *c, gap **out)
     if (v->n_keys > 0)
         memcpy(k, v->keys, v->n_keys * sizeof(*k));
     qsort(k, v->n_keys, sizeof(*k), by_from);
+    if (v->n_keys > 0 && k[0].from_ns > cursor)
+        cursor = k[0].from_ns;
     for (size_t i = 0; i < v->n_keys; i++) {
         if (k[i].from_ns > cursor)
             g[n++] = (gap){ cursor, k[i].from_ns, 1 };
