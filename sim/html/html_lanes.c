@@ -130,7 +130,6 @@ static void instant(lanes *l, const sim_stretch *st, double y, const char *who)
     double x = sim_svg_x(s, st->from);
     long at = sim_report_ms(st->from, s->t0);
     char words[48], words2[SIM_REPORT_SENTENCE];
-    double box[4];
 
     if (st->kind == SIM_LANE_SALE && l->m.sales <= SALES_LABELLED) {
         if (!quiet)
@@ -174,8 +173,6 @@ static void instant(lanes *l, const sim_stretch *st, double y, const char *who)
         SIM_SVG_USE(s, SIM_SW_KILLED);
         sim_svg_group(s, "class=\"killed\"", "%s was killed (SIGKILL) at %ld ms",
                       who, at);
-        sim_svg_text_box(x, y + SIM_SVG_LANE_H - 9, "cross", "middle", "\u2715", box);
-        sim_svg_claim(s, box);
         sim_svg_text(s, x, y + SIM_SVG_LANE_H - 9, "cross", "middle", "\u2715");
         sim_svg_label(s, x + 10, y + SIM_SVG_LANE_H - 10, "small", "killed");
         sim_svg_end(s);
@@ -246,14 +243,30 @@ static int in_bar_words(const lanes *l, const sim_stretch *st, double y, double 
     return 0;
 }
 
-/* The words in a lane's bars claim their room first, tokens before
- * sales: they cannot move out of their bar, the words beside a bar can
- * (sim_svg_label). One that would cover another keeps quiet. */
+/* A kill's cross is drawn whatever it covers: it claims its room before
+ * any words. */
+static void claim_crosses(lanes *l, int c, double y)
+{
+    double box[4];
+
+    for (size_t i = 0; i < l->m.n; i++)
+        if (l->m.st[i].client == c && l->m.st[i].kind == SIM_LANE_KILLED) {
+            sim_svg_text_box(sim_svg_x(l->s, l->m.st[i].from), y + SIM_SVG_LANE_H - 9, "cross",
+                             "middle", "\u2715", box);
+            sim_svg_claim(l->s, box);
+        }
+}
+
+/* The words in a lane's bars claim their room first, after the kills'
+ * crosses, tokens before sales: they cannot move out of their bar, the
+ * words beside a bar can (sim_svg_label). One that would cover another
+ * keeps quiet (a ZooKeeper token, a czxid, is ten digits wide). */
 static void claim_in_bar(lanes *l, int c, double y)
 {
     static const int first[] = { SIM_LANE_TOKEN, SIM_LANE_SALE };
     double box[4];
 
+    claim_crosses(l, c, y);
     for (size_t k = 0; k < sizeof(first) / sizeof(first[0]); k++)
         for (size_t i = 0; i < l->m.n; i++)
             if (l->m.st[i].client == c && l->m.st[i].kind == first[k] &&
