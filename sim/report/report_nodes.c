@@ -22,9 +22,11 @@ static void key_lost(char *buf, size_t len, const sim_verdict *v, int k, int64_t
 }
 
 /* What a clock jump at t did to the key node k held then: "; A's key
- * there expired at 125 ms", "" when it held none. */
+ * there expired at 125 ms", "" when it held none. An ensemble's node
+ * (sessions) has no TTL and goes with its session: "; A's node went with
+ * its session at ...", or outlived the jump. */
 static void jump_did(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
-                     size_t n, int k, int64_t t, int64_t t0)
+                     size_t n, int k, int64_t t, int64_t t0, int sessions)
 {
     const char *there = v->nodes > 1 ? " there" : "";
     char who[SIM_REPORT_NAME];
@@ -32,13 +34,21 @@ static void jump_did(char *buf, size_t len, const sim_verdict *v, const sim_even
     buf[0] = '\0';
     for (size_t i = 0; i < v->n_keys; i++) {
         const sim_key_span *s = &v->keys[i];
+        int expired;
 
         if (s->node != k || s->from_ns > t || s->to_ns <= t)
             continue;
         sim_report_who(who, sizeof(who), s->owner, 0);
-        if (s->ttl_ns > t)
+        expired = s->to_ns != INT64_MAX && sim_report_key_ended(ev, n, k, s->to_ns, "expired");
+        if (sessions && expired)
+            sim_report_put(buf, len, "; %s's node went with its session at %ld ms", who,
+                           sim_report_ms(s->to_ns, t0));
+        else if (sessions)
+            sim_report_put(buf, len, "; %s's node and its session outlived it: ZooKeeper "
+                           "times sessions by the monotonic clock", who);
+        else if (s->ttl_ns > t)
             sim_report_put(buf, len, "; %s's key%s has no TTL and stayed", who, there);
-        else if (s->to_ns != INT64_MAX && sim_report_key_ended(ev, n, k, s->to_ns, "expired"))
+        else if (expired)
             sim_report_put(buf, len, "; %s's key%s expired at %ld ms", who, there,
                            sim_report_ms(s->to_ns, t0));
         else
@@ -46,47 +56,19 @@ static void jump_did(char *buf, size_t len, const sim_verdict *v, const sim_even
     }
 }
 
-/* The same for an ensemble's node, which goes with its session: "; A's
- * node and its session outlived it (...)", or when it went with its
- * session. */
-static void session_did(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
-                        size_t n, int64_t t, int64_t t0)
-{
-    char who[SIM_REPORT_NAME];
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < v->n_keys; i++) {
-        const sim_key_span *s = &v->keys[i];
-
-        if (s->from_ns > t || s->to_ns <= t)
-            continue;
-        sim_report_who(who, sizeof(who), s->owner, 0);
-        if (s->to_ns != INT64_MAX && sim_report_key_ended(ev, n, s->node, s->to_ns, "expired"))
-            sim_report_put(buf, len, "; %s's node went with its session at %ld ms", who,
-                           sim_report_ms(s->to_ns, t0));
-        else
-            sim_report_put(buf, len, "; %s's node and its session outlived it: ZooKeeper "
-                           "times sessions by the monotonic clock", who);
-    }
-}
-
 /* "node 2's clock jumped 600 ms forward at 120 ms; A's key there
- * expired at 125 ms", or "the server's ..." for a lock of one. */
+ * expired at 125 ms", "the server's ..." for a lock of one, and "every
+ * server's ..." for an ensemble's jump (its detail names whose clocks). */
 static void jump_say(char *buf, size_t len, const sim_verdict *v, const sim_event *ev,
                      size_t n, const sim_event *e, int64_t t0)
 {
     char did[SIM_REPORT_SENTENCE / 2], whose[32];
+    int ensemble = strcmp(e->detail, "forward") != 0;
 
-    jump_did(did, sizeof(did), v, ev, n, e->node, e->t_ns, t0);
-    if (strcmp(e->detail, "forward") != 0) {
-        /* An ensemble's ("every server"): its nodes have no TTL to cut
-         * short, and it times their sessions by the monotonic clock. */
-        session_did(did, sizeof(did), v, ev, n, e->t_ns, t0);
-        sim_report_put(buf, len, "%s's clock jumped %lld ms forward at %ld ms%s", e->detail,
-                       (long long)e->value, sim_report_ms(e->t_ns, t0), did);
-        return;
-    }
-    if (v->nodes < 2)
+    jump_did(did, sizeof(did), v, ev, n, e->node, e->t_ns, t0, ensemble);
+    if (ensemble)
+        sim_report_put(whose, sizeof(whose), "%s's", e->detail);
+    else if (v->nodes < 2)
         sim_report_put(whose, sizeof(whose), "the server's");
     else
         sim_report_put(whose, sizeof(whose), "node %d's", e->node);
