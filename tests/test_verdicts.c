@@ -120,6 +120,8 @@ static const expect cases[] = {
     { "own-lease.jsonl", 0, "-",
       { "leases: A's own lease is 1200 ms, 4 times the run's 300 ms no anomaly",
         "the run ends at 1002 ms A's own lease is 1200 ms, 4 times the run's 300 ms" } },
+    { "same-lease.jsonl", 0, "-",
+      { "leases: every client's own lease is 3600 ms, 12 times the run's 300 ms no anomaly" } },
     { "empty.jsonl", 2, NULL, { "the file is empty" } },
     { "header-only.jsonl", 2, NULL, { "the history has no events" } },
     { "unknown-key-event.jsonl", 2, NULL,

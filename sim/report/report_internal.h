@@ -107,8 +107,9 @@ int sim_report_majority(char *buf, size_t len, const sim_verdict *v,
 
 /* The clients whose own lease (recorded on their acquire-invoke) is not
  * the run's lease_ms: "A's own lease is 3600 ms, 12 times the run's 300
- * ms; B's is 1200 ms, 4 times", and 1; "" and 0 when every client's is
- * the run's, or none was recorded. */
+ * ms; B's is 1200 ms, 4 times", or "every client's own lease is 3600
+ * ms, 12 times the run's 300 ms" when they all share one, and 1; "" and
+ * 0 when every client's is the run's, or none was recorded. */
 int sim_report_leases(char *buf, size_t len, const sim_event *ev, size_t n,
                       long lease_ms);
 

@@ -37,11 +37,31 @@ long sim_report_ms(int64_t t_ns, int64_t t0_ns)
     return (long)((t_ns - t0_ns) / 1000000);
 }
 
+/* The own lease every client that recorded one shares, when there are
+ * at least two of them; 0 when they differ, or fewer told one. */
+static long shared_lease(const sim_event *ev, size_t n, int clients)
+{
+    long same = 0;
+    int told = 0;
+
+    for (int c = 0; c < clients; c++) {
+        long own = sim_history_lease_of(ev, n, c);
+
+        if (own <= 0)
+            continue;
+        if (told++ > 0 && own != same)
+            return 0;
+        same = own;
+    }
+    return told > 1 ? same : 0;
+}
+
 int sim_report_leases(char *buf, size_t len, const sim_event *ev, size_t n,
                       long lease_ms)
 {
     int clients = 0, told = 0;
     size_t used = 0;
+    long same;
 
     if (len > 0)
         buf[0] = '\0';
@@ -50,6 +70,12 @@ int sim_report_leases(char *buf, size_t len, const sim_event *ev, size_t n,
     for (size_t i = 0; i < n; i++)
         if (ev[i].client >= clients)
             clients = ev[i].client + 1;
+    same = shared_lease(ev, n, clients);
+    if (same > 0 && same != lease_ms) {
+        snprintf(buf, len, "every client's own lease is %ld ms, %g times the run's %ld ms",
+                 same, (double)same / (double)lease_ms, lease_ms);
+        return 1;
+    }
     for (int c = 0; c < clients && used < len; c++) {
         long own = sim_history_lease_of(ev, n, c);
         char who[SIM_REPORT_NAME];
