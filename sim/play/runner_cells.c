@@ -124,33 +124,41 @@ static int play_in_pool(batch *b, size_t n, int jobs, sim_run *runs,
 }
 
 /* A run that starts its own servers of a kind slow to start (three
- * JVMs, and more when it restarts one) takes several times what a run on
- * Redis takes: started last, it would keep the whole matrix waiting for
- * it alone. */
-static int slow(const sim_cell *c)
+ * JVMs) takes several times what a run on Redis takes; a restart starts
+ * some twice. 0 for a run on Redis or on shared servers. */
+static int weight(const sim_cell *c)
 {
     const sim_stage *stage = sim_stage_get(c->stage);
 
-    return stage != NULL && sim_servers_slow_to_start(stage) && sim_runner_faults_servers(c->s);
+    if (stage == NULL || !sim_servers_slow_to_start(stage) || !sim_runner_faults_servers(c->s))
+        return 0;
+    return c->s->fault.kind == SIM_FAULT_RESTART ? 2 : 1;
 }
 
-/* The slow cells first, each next to a quick one, so that their servers
- * do not all start at once; then the rest in the matrix's order. */
-static void slow_first(const sim_cell *cells, size_t n, size_t *order)
+/* The order of play: the heavy runs spread over the first part of the
+ * matrix, the heaviest first, so that neither do their servers start
+ * all at once (each start slows the others down) nor does one start
+ * last and keep the whole matrix waiting for it alone; the quick runs
+ * in the matrix's order around them. */
+static void spread_heavy(const sim_cell *cells, size_t n, size_t *order)
 {
-    size_t k = 0, quick = 0, i;
+    size_t heavy = 0, gap, k = 0, quick = 0, next = 0, i;
 
-    for (i = 0; i < n; i++) {
-        if (!slow(&cells[i]))
-            continue;
-        order[k++] = i;
-        while (quick < n && slow(&cells[quick]))
-            quick++;
-        if (quick < n)
-            order[k++] = quick++;
-    }
+    for (i = 0; i < n; i++)
+        heavy += weight(&cells[i]) > 0;
+    gap = n / (heavy + 1) > 0 ? n / (heavy + 1) : 1;
+    for (int w = 2; w > 0; w--)
+        for (i = 0; i < n; i++) {
+            if (weight(&cells[i]) != w)
+                continue;
+            while (k < next && quick < n)
+                if (weight(&cells[quick++]) == 0)
+                    order[k++] = quick - 1;
+            order[k++] = i;
+            next = k + gap - 1;
+        }
     for (; quick < n; quick++)
-        if (!slow(&cells[quick]))
+        if (weight(&cells[quick]) == 0)
             order[k++] = quick;
 }
 
@@ -172,7 +180,7 @@ int sim_runner_play_cells(const sim_cell *cells, size_t n,
         free(played);
         return sim_error(errstr, len, "out of memory for %zu cells", n);
     }
-    slow_first(cells, n, order);
+    spread_heavy(cells, n, order);
     rc = sim_tempdir_create(dir, sizeof(dir), errstr, len);
     if (rc == 0 && (rc = share_servers(cells, n, errstr, len)) == 0)
         rc = play_in_pool(&b, n, jobs, played, errstr, len);
