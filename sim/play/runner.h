@@ -71,9 +71,8 @@ typedef struct sim_cell {
  * cell starts its own servers on its own ports in its own temp dir, so
  * the cells cannot meet; but where a kind shares servers (a ZooKeeper
  * ensemble, servers.h), the cells whose fault kills no server use one
- * started here, each under a lock name of its own. The cells that
- * take longest (those servers' own, started for one run) are played
- * first. progress (may be NULL) is told of each cell played. 0, or -1 with errstr naming the cell that broke; runs hold
+ * started here, each under a lock name of its own. progress (may be NULL) is told of each cell
+ * played. 0, or -1 with errstr naming the cell that broke; runs hold
  * nothing then. */
 int sim_runner_play_cells(const sim_cell *cells, size_t n,
                           const sim_run_config *cfg, int jobs,

@@ -118,13 +118,6 @@ int sim_servers_share(const sim_stage *stage, char *errstr, size_t len)
     return kind->share(errstr, len);
 }
 
-int sim_servers_slow_to_start(const sim_stage *stage)
-{
-    const sim_servers_kind *kind = sim_servers_kind_get(stage->server);
-
-    return kind != NULL && kind->share != NULL;
-}
-
 void sim_servers_unshare(void)
 {
     size_t i;

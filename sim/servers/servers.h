@@ -129,10 +129,6 @@ void sim_servers_stop(sim_servers *s);
  * errstr. */
 int sim_servers_share(const sim_stage *stage, char *errstr, size_t len);
 
-/* 1 when stage's kind of servers is slow to start (it shares them,
- * above): a matrix plays the runs that start their own first. */
-int sim_servers_slow_to_start(const sim_stage *stage);
-
 /* Stops every kind's shared servers. Idempotent. */
 void sim_servers_unshare(void);
 
