@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +54,10 @@ typedef struct obs {
     pending_end pending[PENDING_MAX]; /* a ring, guarded by mu */
     int first, npending;
     int naming;              /* the namer is naming one */
-    pthread_mutex_t mu;      /* guards what the library's thread touches: */
-    pthread_cond_t changed;
-    unsigned long events;    /* notifications so far */
-    int sync_done;           /* the last sync's answer came */
+    pthread_mutex_t mu;      /* guards the namer's ring; the counts below move */
+    pthread_cond_t changed;  /* with it held, and are read without it */
+    atomic_ulong events;     /* notifications so far */
+    atomic_ulong syncs;      /* sync answers so far */
 } obs;
 
 /* ---- notifications ---------------------------------------------------------- */
@@ -67,16 +68,14 @@ static void quiet(const char *message)
     (void)message;
 }
 
-/* What the library's thread does on a notification (sync 0) or on the
+/* What the library's thread does on a notification (sync 0) or on a
  * sync's answer (sync 1): it only counts and wakes; whoever waits calls
- * the ensemble again itself. */
+ * the ensemble again itself. The count moves with mu held, so a waiter
+ * that read the old count under mu cannot miss the wake-up. */
 static void wake(obs *o, int sync)
 {
     pthread_mutex_lock(&o->mu);
-    if (sync)
-        o->sync_done = 1;
-    else
-        o->events++;
+    atomic_fetch_add(sync ? &o->syncs : &o->events, 1);
     pthread_cond_broadcast(&o->changed);
     pthread_mutex_unlock(&o->mu);
 }
@@ -97,18 +96,9 @@ static void synced(int rc, const char *value, const void *data)
     wake((obs *)data, 1);
 }
 
-static unsigned long events_now(obs *o)
-{
-    unsigned long n;
-
-    pthread_mutex_lock(&o->mu);
-    n = o->events;
-    pthread_mutex_unlock(&o->mu);
-    return n;
-}
-
-/* Until a notification after the seen-th, or us microseconds. */
-static void wait_change(obs *o, unsigned long seen, long us)
+/* Until *count is past seen, or us microseconds; the count then. One
+ * wait for both counts: a notification's and a sync's answer. */
+static unsigned long await_count(obs *o, atomic_ulong *count, unsigned long seen, long us)
 {
     struct timespec until;
 
@@ -117,30 +107,21 @@ static void wait_change(obs *o, unsigned long seen, long us)
     until.tv_sec += until.tv_nsec / 1000000000;
     until.tv_nsec %= 1000000000;
     pthread_mutex_lock(&o->mu);
-    while (o->events == seen &&
+    while (atomic_load(count) == seen &&
            pthread_cond_timedwait(&o->changed, &o->mu, &until) != ETIMEDOUT)
         ;
     pthread_mutex_unlock(&o->mu);
+    return atomic_load(count);
 }
 
 /* Its server catches up with the leader: what a client saw committed
  * before it asked is readable here after this. */
 static void sync_server(obs *o)
 {
-    struct timespec until;
+    unsigned long seen = atomic_load(&o->syncs);
 
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += SYNC_MS / 1000;
-    pthread_mutex_lock(&o->mu);
-    o->sync_done = 0;
-    pthread_mutex_unlock(&o->mu);
-    if (zoo_async(o->zh, o->path, synced, o) != ZOK)
-        return;
-    pthread_mutex_lock(&o->mu);
-    while (!o->sync_done &&
-           pthread_cond_timedwait(&o->changed, &o->mu, &until) != ETIMEDOUT)
-        ;
-    pthread_mutex_unlock(&o->mu);
+    if (zoo_async(o->zh, o->path, synced, o) == ZOK)
+        await_count(o, &o->syncs, seen, SYNC_MS * 1000L);
 }
 
 /* ---- sessions ------------------------------------------------------------------ */
@@ -384,7 +365,7 @@ static void answer_asks(obs *o)
 /* A session on the ensemble; a new one when the last one expired. */
 static int connect_session(obs *o)
 {
-    unsigned long seen = events_now(o);
+    unsigned long seen = atomic_load(&o->events);
 
     if (o->zh != NULL && zoo_state(o->zh) != ZOO_EXPIRED_SESSION_STATE)
         return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
@@ -393,7 +374,7 @@ static int connect_session(obs *o)
     o->zh = zookeeper_init2(o->hosts, watcher, SESSION_MS, NULL, o, 0, quiet);
     if (o->zh == NULL)
         return -1;
-    wait_change(o, seen, POLL_US);
+    await_count(o, &o->events, seen, POLL_US);
     return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
 }
 
@@ -404,7 +385,7 @@ static void observe(obs *o)
     int stale = 1;
 
     for (;;) {
-        seen = events_now(o);
+        seen = atomic_load(&o->events);
         if (connect_session(o) != 0) {
             sim_sleep_us(POLL_US);
             continue;
@@ -414,8 +395,7 @@ static void observe(obs *o)
             atomic_store(&o->ctl->observer_port[0], atomic_load(&o->ctl->node_port[0]));
         }
         answer_asks(o);
-        wait_change(o, seen, POLL_US);
-        stale = stale || events_now(o) != seen;
+        stale = stale || await_count(o, &o->events, seen, POLL_US) != seen;
     }
 }
 
@@ -426,6 +406,8 @@ static void init(obs *o, sim_history *h, sim_control *ctl)
     int i, port = atomic_load(&ctl->node_port[0]);
 
     memset(o, 0, sizeof(*o));
+    atomic_init(&o->events, 0);
+    atomic_init(&o->syncs, 0);
     o->h = h;
     o->ctl = ctl;
     snprintf(o->path, sizeof(o->path), "%s/%s", SIM_ZK_ROOT, ctl->lock_name);
