@@ -25,6 +25,7 @@
 #define PATH_LEN (SIM_LOCK_NAME_LEN + 64)
 #define HOSTS_LEN (SIM_NODES_MAX * 24)
 #define SEQ_MARK "lock-"  /* v11's children end in lock-<10 digits> */
+#define SEQ_DIGITS 10     /* a sequential node's counter, zero-padded */
 #define PENDING_MAX 64    /* holders' ends seen and not named yet */
 
 /* Who holds the lock, as the observer last read it. */
@@ -157,17 +158,21 @@ static int session_open(obs *o, int64_t session)
 
 /* ---- reading the lock ------------------------------------------------------------ */
 
-/* The sequence number of a child: the digits after its last "lock-"; -1
- * when it has none (not a lock's child). */
+/* The sequence number of a child: ZooKeeper appends it to the name the
+ * client gave, "...lock-", as ten digits, so it is the name's last ten
+ * characters; -1 when they are not (not a lock's child). */
 static long long sequence(const char *name)
 {
-    const char *p = strstr(name, SEQ_MARK), *next;
+    size_t len = strlen(name), mark = strlen(SEQ_MARK);
+    const char *digits;
 
-    if (p == NULL)
+    if (len < mark + SEQ_DIGITS)
         return -1;
-    while ((next = strstr(p + 1, SEQ_MARK)) != NULL)
-        p = next;
-    return strtoll(p + strlen(SEQ_MARK), NULL, 10);
+    digits = name + len - SEQ_DIGITS;
+    if (strncmp(digits - mark, SEQ_MARK, mark) != 0 ||
+        strspn(digits, "0123456789") != SEQ_DIGITS)
+        return -1;
+    return strtoll(digits, NULL, 10);
 }
 
 static int was_queued(const obs *o, const char *name)
