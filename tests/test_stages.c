@@ -379,16 +379,13 @@ END_TEST
 
 Suite *stages_suite(void)
 {
-    const TTest *list[] = {
-        test_stages_lines, test_stages_folder_holds_three_files,
-        test_stages_inherit_capabilities, test_stages_answer_key,
+    const tcase_row tcases[] = {
+        TCASE_ROW("the list",
+                  test_stages_lines, test_stages_folder_holds_three_files,
+                  test_stages_inherit_capabilities, test_stages_answer_key),
+        TCASE_ROW("shared helpers",
+                  test_stages_shared_helpers_match, test_stages_differs_table_is_current),
     };
-    const TTest *helpers[] = {
-        test_stages_shared_helpers_match, test_stages_differs_table_is_current,
-    };
-    Suite *suite = suite_create("stages");
 
-    ADD_TCASE(suite, "the list", list);
-    ADD_TCASE(suite, "shared helpers", helpers);
-    return suite;
+    return TABLE_SUITE("stages", tcases, add_tcase);
 }
