@@ -44,7 +44,9 @@ Suite *one_tcase_suite(const char *name, const char *tcase, const TTest *const *
 #define ONE_TCASE_SUITE(name, tcase, tests, tc) \
     one_tcase_suite((name), (tcase), (tests), sizeof(tests) / sizeof((tests)[0]), (tc))
 
-/* A row of a suite's table: a tcase's name and its tests, NULL-ended. */
+/* A row of a suite's table: a tcase's name and its tests, NULL-ended.
+ * The tests' list is a compound literal, alive in the block that holds
+ * the table: the suite is built there, before the function returns. */
 typedef struct tcase_row {
     const char *name;
     const TTest *const *tests;
