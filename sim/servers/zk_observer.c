@@ -55,10 +55,10 @@ typedef struct obs {
     pending_end pending[PENDING_MAX]; /* a ring, guarded by mu */
     int first, npending;
     int naming;              /* the namer is naming one */
-    pthread_mutex_t mu;      /* guards the namer's ring; the counts below move */
-    pthread_cond_t changed;  /* with it held, and are read without it */
-    atomic_ulong events;     /* notifications so far */
-    atomic_ulong syncs;      /* sync answers so far */
+    pthread_mutex_t mu;      /* guards the ring, and every move of a count: */
+    pthread_cond_t changed;  /* broadcast on each */
+    atomic_ulong events;     /* notifications so far (read without mu) */
+    atomic_ulong syncs;      /* sync answers so far (read without mu) */
 } obs;
 
 /* ---- notifications ---------------------------------------------------------- */
