@@ -283,7 +283,7 @@ SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                    sim/base/stage.c sim/base/pool.c sim/base/proc.c sim/base/util.c \
                    sim/play/scenarios.c sim/bench/tally.c)
 
-$(BUILD)/tests/%.o: tests/%.c $(SIM_HDRS) $(wildcard tests/*.h)
+$(BUILD)/tests/%.o: tests/%.c $(SIM_HDRS) $(wildcard tests/*.h tests/*.def)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DSRCDIR='"$(CURDIR)"' $(SIM_INC) -Itests -c $< -o $@
 

@@ -30,6 +30,20 @@ Suite *one_tcase_suite(const char *name, const char *tcase, const TTest *const *
     return suite;
 }
 
+Suite *table_suite(const char *name, const tcase_row *rows, size_t n, tcase_adder *add)
+{
+    Suite *suite = suite_create(name);
+
+    for (size_t i = 0; i < n; i++) {
+        size_t tests = 0;
+
+        while (rows[i].tests[tests] != NULL)
+            tests++;
+        add(suite, rows[i].name, rows[i].tests, tests);
+    }
+    return suite;
+}
+
 int run_suites(Suite *const *suites, size_t n)
 {
     SRunner *sr = srunner_create(suites[0]);

@@ -9,7 +9,16 @@
  *
  *   ADD_TCASE(suite, name, tests)   a tcase of the array's tests
  *   ADD_TESTS(tc, tests)            the array's tests, after tc's own
- *   ONE_TCASE_SUITE(name, tcase, tests, &tc)   a suite of that one tcase */
+ *   ONE_TCASE_SUITE(name, tcase, tests, &tc)   a suite of that one tcase
+ *
+ * A suite whose tcases need nothing besides is one table instead, a row
+ * a tcase, its name before its tests:
+ *
+ *   const tcase_row tcases[] = {
+ *       TCASE_ROW("parse", test_a, test_b),
+ *       TCASE_ROW("delta", test_c),
+ *   };
+ *   return TABLE_SUITE("mntr", tcases, add_tcase); */
 #ifndef LOCKSTEP_TCASES_H
 #define LOCKSTEP_TCASES_H
 
@@ -34,6 +43,24 @@ Suite *one_tcase_suite(const char *name, const char *tcase, const TTest *const *
                        TCase **tc);
 #define ONE_TCASE_SUITE(name, tcase, tests, tc) \
     one_tcase_suite((name), (tcase), (tests), sizeof(tests) / sizeof((tests)[0]), (tc))
+
+/* A row of a suite's table: a tcase's name and its tests, NULL-ended.
+ * The tests' list is a compound literal, alive in the block that holds
+ * the table: the suite is built there, before the function returns. */
+typedef struct tcase_row {
+    const char *name;
+    const TTest *const *tests;
+} tcase_row;
+#define TCASE_ROW(name, ...) { (name), (const TTest *const[]){ __VA_ARGS__, NULL } }
+
+/* How a row's tcase is added: add_tcase, or a kind of tcase's own adder
+ * (tests/story.h's add_story_tcase). */
+typedef TCase *tcase_adder(Suite *suite, const char *name, const TTest *const *tests, size_t n);
+
+/* A suite called name of the n rows' tcases, in order, each added by add. */
+Suite *table_suite(const char *name, const tcase_row *rows, size_t n, tcase_adder *add);
+#define TABLE_SUITE(name, rows, add) \
+    table_suite((name), (rows), sizeof(rows) / sizeof((rows)[0]), (add))
 
 /* Runs the n suites (Check's CK_VERBOSITY says how much it prints; by
  * default the failures and the summary line "N%: Checks: N, Failures:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "story.h"
+#include "tcases.h"
 
 #define ME(k) (&episode(SIM_ANOM_ME, k)->me)
 #define MD(k) (&episode(SIM_ANOM_MD, k)->md)
@@ -365,24 +366,23 @@ END_TEST
 
 Suite *checker_suite(void)
 {
-    const TTest *me_tests[] = {
-        test_checker_sequential_holds, test_checker_expired_holder_overlaps,
-        test_checker_reentrant_nested_holds, test_checker_inner_release_keeps_the_hold,
-        test_checker_crash_ends_the_hold, test_checker_tie_is_no_overlap,
-        test_checker_every_overlap,
+    const tcase_row tcases[] = {
+        TCASE_ROW("mutual exclusion",
+                  test_checker_sequential_holds, test_checker_expired_holder_overlaps,
+                  test_checker_reentrant_nested_holds, test_checker_inner_release_keeps_the_hold,
+                  test_checker_crash_ends_the_hold, test_checker_tie_is_no_overlap,
+                  test_checker_every_overlap),
+        TCASE_ROW("delete by a non-owner",
+                  test_checker_holder_deletes_its_own_key,
+                  test_checker_late_del_deletes_anothers_lock,
+                  test_checker_intruder_before_the_del_is_heard, test_checker_stranger_release,
+                  test_checker_nobody_entered_after_the_delete,
+                  test_checker_expired_key_reacquired, test_checker_new_holder_deletes_its_own_key,
+                  test_checker_observer_lag, test_checker_reentrant_unlock_script,
+                  test_checker_failover_loses_the_key,
+                  test_checker_unknown_outcome_keeps_owners_in_order,
+                  test_checker_crash_while_polling, test_checker_retried_release_is_named),
     };
-    const TTest *md_tests[] = {
-        test_checker_holder_deletes_its_own_key, test_checker_late_del_deletes_anothers_lock,
-        test_checker_intruder_before_the_del_is_heard, test_checker_stranger_release,
-        test_checker_nobody_entered_after_the_delete, test_checker_expired_key_reacquired,
-        test_checker_new_holder_deletes_its_own_key, test_checker_observer_lag,
-        test_checker_reentrant_unlock_script, test_checker_failover_loses_the_key,
-        test_checker_unknown_outcome_keeps_owners_in_order, test_checker_crash_while_polling,
-        test_checker_retried_release_is_named,
-    };
-    Suite *suite = suite_create("checker");
 
-    STORY_TCASE(suite, "mutual exclusion", me_tests);
-    STORY_TCASE(suite, "delete by a non-owner", md_tests);
-    return suite;
+    return TABLE_SUITE("checker", tcases, add_story_tcase);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "story.h"
+#include "tcases.h"
 
 #define DL(k) (&episode(SIM_ANOM_DL, k)->dl)
 
@@ -324,25 +325,20 @@ END_TEST
 
 Suite *deadlock_suite(void)
 {
-    const TTest *dl_tests[] = {
-        test_checker_waiter_behind_live_holder, test_checker_crashed_holder_with_ttl,
-        test_checker_crashed_holder_without_ttl, test_checker_crash_after_setnx,
-        test_checker_crash_before_key_reported, test_checker_self_deadlock,
-        test_checker_tie_is_no_deadlock,
+    const tcase_row tcases[] = {
+        TCASE_ROW("deadlock",
+                  test_checker_waiter_behind_live_holder, test_checker_crashed_holder_with_ttl,
+                  test_checker_crashed_holder_without_ttl, test_checker_crash_after_setnx,
+                  test_checker_crash_before_key_reported, test_checker_self_deadlock,
+                  test_checker_tie_is_no_deadlock),
+        TCASE_ROW("lost updates",
+                  test_checker_lost_update, test_checker_oversold,
+                  test_checker_stock_intact_or_unknown, test_checker_refused_write,
+                  test_checker_refused_write_unnamed, test_checker_token_clash),
+        TCASE_ROW("refusals and names",
+                  test_checker_cannot_judge, test_checker_out_of_order,
+                  test_checker_anomaly_names, test_checker_client_names),
     };
-    const TTest *lost_tests[] = {
-        test_checker_lost_update, test_checker_oversold, test_checker_stock_intact_or_unknown,
-        test_checker_refused_write, test_checker_refused_write_unnamed,
-        test_checker_token_clash,
-    };
-    const TTest *other_tests[] = {
-        test_checker_cannot_judge, test_checker_out_of_order, test_checker_anomaly_names,
-        test_checker_client_names,
-    };
-    Suite *suite = suite_create("deadlock, lost updates, refusals");
 
-    STORY_TCASE(suite, "deadlock", dl_tests);
-    STORY_TCASE(suite, "lost updates", lost_tests);
-    STORY_TCASE(suite, "refusals and names", other_tests);
-    return suite;
+    return TABLE_SUITE("deadlock, lost updates, refusals", tcases, add_story_tcase);
 }

@@ -421,18 +421,15 @@ END_TEST
 
 Suite *history_suite(void)
 {
-    const TTest *shared[] = {
-        test_history_writers_in_many_processes, test_history_full,
-        test_history_add_cuts_with_dots, test_history_order_ignores_lines,
+    const tcase_row tcases[] = {
+        TCASE_ROW("shared journal",
+                  test_history_writers_in_many_processes, test_history_full,
+                  test_history_add_cuts_with_dots, test_history_order_ignores_lines),
+        TCASE_ROW("file",
+                  test_history_round_trip, test_history_malformed_line,
+                  test_history_any_valid_json, test_history_long_detail, test_history_versions,
+                  test_history_nodes, test_history_empty, test_history_type_names),
     };
-    const TTest *file[] = {
-        test_history_round_trip, test_history_malformed_line, test_history_any_valid_json,
-        test_history_long_detail, test_history_versions, test_history_nodes,
-        test_history_empty, test_history_type_names,
-    };
-    Suite *suite = suite_create("history");
 
-    ADD_TCASE(suite, "shared journal", shared);
-    ADD_TCASE(suite, "file", file);
-    return suite;
+    return TABLE_SUITE("history", tcases, add_tcase);
 }

@@ -184,17 +184,15 @@ END_TEST
 
 Suite *mntr_suite(void)
 {
-    const TTest *parse[] = {
-        test_mntr_real_answer, test_mntr_every_watch_kind_counts,
-        test_mntr_key_at_line_start_only, test_mntr_missing_metric, test_mntr_not_a_count,
+    const tcase_row tcases[] = {
+        TCASE_ROW("parse",
+                  test_mntr_real_answer, test_mntr_every_watch_kind_counts,
+                  test_mntr_key_at_line_start_only, test_mntr_missing_metric,
+                  test_mntr_not_a_count),
+        TCASE_ROW("delta",
+                  test_mntr_delta_leaves_out_ours_and_sessions, test_mntr_sum_over_servers,
+                  test_mntr_delta_refuses_a_restart),
     };
-    const TTest *delta[] = {
-        test_mntr_delta_leaves_out_ours_and_sessions, test_mntr_sum_over_servers,
-        test_mntr_delta_refuses_a_restart,
-    };
-    Suite *suite = suite_create("mntr");
 
-    ADD_TCASE(suite, "parse", parse);
-    ADD_TCASE(suite, "delta", delta);
-    return suite;
+    return TABLE_SUITE("mntr", tcases, add_tcase);
 }

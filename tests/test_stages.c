@@ -162,9 +162,9 @@ END_TEST
 
 /* ---- the helpers the stages share ------------------------------------------------
  * A stage is a copy of its base with one idea changed: every function it
- * shares by name with its base is the same, byte for byte, unless the
- * table below says why it differs. A helper fixed in one stage and not in
- * the others fails here; so does a reason that no longer holds. */
+ * shares by name with its base is the same, byte for byte, unless a line
+ * of tests/differs.def says why it differs. A helper fixed in one stage
+ * and not in the others fails here; so does a reason that no longer holds. */
 
 #define FUNCS_MAX 64
 #define SOURCE_MAX (256 * 1024)
@@ -175,51 +175,9 @@ static const struct differs {
     const char *func;
     const char *why;
 } differs[] = {
-    { 2, "try_acquire", "SETNX, then PEXPIRE: the key gets a lease" },
-    { 3, "try_acquire", "SET NX PX: the key and its lease in one command" },
-    { 4, "dlock_new", "each lock draws its owner id" },
-    { 4, "try_acquire", "the key holds the owner's token" },
-    { 4, "release", "GET, compare with the owner, then DEL" },
-    { 5, "release", "one script compares and deletes" },
-    { 6, "disconnect", "also drops the subscription connection, so the next wait "
-      "subscribes where the next commands go" },
-    { 6, "try_acquire", "a script on a hash: a hold count per owner and thread" },
-    { 6, "dlock_new", "also names the unlock channel and starts the watchdog" },
-    { 6, "dlock_acquire", "reentrant, and waits for the unlock message" },
-    { 6, "release", "counts the hold down; the last release publishes the unlock" },
-    { 6, "dlock_free", "also stops the watchdog and closes the subscription" },
-    { 7, "eval_script", "every script also gets the token counter's key" },
-    { 7, "try_acquire", "keeps the token the lock script drew" },
-    { 7, "dlock_new", "also names the token counter" },
-    { 7, "dlock_free", "also frees the token counter's name" },
-    { 7, "dlock_token", "the token of the calling thread's hold, not 0" },
-    { 8, "ensure_connected", "one connection per node; a node's failure is a vote lost, "
-      "not the call's error" },
-    { 8, "disconnect", "drops one node's connection" },
-    { 8, "check_config", "takes several nodes, and checks the node timeout" },
-    { 8, "eval_unlock", "the script on every node at once, EVAL only where NOSCRIPT" },
-    { 8, "try_acquire", "SET NX PX on every node at once: a majority within the lease, "
-      "or undo it" },
-    { 8, "release", "the script on every node; OK on a majority" },
-    { 8, "dlock_acquire", "tries again after a failed majority too, after a random delay" },
-    { 8, "dlock_free", "closes every node's connection" },
-    { 9, "eval_script", "every script also gets the queue's keys and the wait budget" },
-    { 9, "subscribe_on", "subscribes to the channel it is given: a waiter's own" },
-    { 9, "subscribe", "subscribes a waiter to its own channel, unless it still is" },
-    { 9, "unsubscribe", "stays on the waiter's own channel, and keeps its name" },
-    { 9, "disconnect", "also forgets the channel the kept connection listened on" },
-    { 9, "name_channel", "also names the queue and its places" },
-    { 9, "dlock_acquire", "waits on its own channel, and leaves the queue when it gives up" },
-    { 9, "dlock_free", "also frees the queue's names" },
-    { 11, "create_node", "an ephemeral sequential node named as Curator names it, under a "
-      "container" },
-    { 11, "try_acquire", "the lowest child holds; a waiter watches its predecessor alone" },
-    { 11, "release", "only the holding thread's last release, of its own node; a failed "
-      "delete is left for a later call" },
-    { 11, "dlock_acquire", "reentrant; queues, waits its turn, leaves the queue on a failure" },
-    { 11, "drop_session", "no handle-wide holder to forget: each thread's holds are its own" },
-    { 11, "dlock_token", "the czxid of the calling thread's node, not 0" },
-    { 11, "dlock_free", "also frees the held node's path, and the nodes left to delete" },
+#define STAGE_DIFFERS(stage, func, why) { stage, #func, why },
+#include "differs.def"
+#undef STAGE_DIFFERS
 };
 
 /* One function of a lock.c: its name and its text, signature to "}". */
@@ -343,11 +301,11 @@ START_TEST(test_stages_shared_helpers_match)
             compared++;
             ck_assert_msg(same || why != NULL,
                           "%s() of stage %d (%s) differs from that of its base, stage %d, and "
-                          "nothing says why: make the two the same, or give the reason in the "
-                          "differs table of tests/test_stages.c", f->name, n, s->dir, s->base);
+                          "nothing says why: make the two the same, or give the reason in "
+                          "tests/differs.def", f->name, n, s->dir, s->base);
             ck_assert_msg(!same || why == NULL,
-                          "%s() of stage %d is its base's again, yet the differs table of "
-                          "tests/test_stages.c says \"%s\": remove that line",
+                          "%s() of stage %d is its base's again, yet tests/differs.def "
+                          "says \"%s\": remove that line",
                           f->name, n, why);
         }
     }
@@ -356,7 +314,7 @@ START_TEST(test_stages_shared_helpers_match)
 }
 END_TEST
 
-/* Every line of the differs table names a stage built on another and a
+/* Every line of tests/differs.def names a stage built on another and a
  * function both have: a reason for nothing would hide nothing. */
 START_TEST(test_stages_differs_table_is_current)
 {
@@ -365,13 +323,13 @@ START_TEST(test_stages_differs_table_is_current)
     for (i = 0; i < sizeof(differs) / sizeof(differs[0]); i++) {
         const sim_stage *s = sim_stage_get(differs[i].stage);
 
-        ck_assert_msg(s != NULL && s->base > 0, "the differs table names stage %d, which "
+        ck_assert_msg(s != NULL && s->base > 0, "tests/differs.def names stage %d, which "
                       "is not built on another stage", differs[i].stage);
         load(&sources[0], s->n);
         load(&sources[1], s->base);
         ck_assert_msg(find(&sources[0], differs[i].func) != NULL &&
                       find(&sources[1], differs[i].func) != NULL,
-                      "the differs table gives a reason for %s() of stage %d, but stage %d "
+                      "tests/differs.def gives a reason for %s() of stage %d, but stage %d "
                       "or its base has no such function", differs[i].func, s->n, s->n);
     }
 }
@@ -379,16 +337,13 @@ END_TEST
 
 Suite *stages_suite(void)
 {
-    const TTest *list[] = {
-        test_stages_lines, test_stages_folder_holds_three_files,
-        test_stages_inherit_capabilities, test_stages_answer_key,
+    const tcase_row tcases[] = {
+        TCASE_ROW("the list",
+                  test_stages_lines, test_stages_folder_holds_three_files,
+                  test_stages_inherit_capabilities, test_stages_answer_key),
+        TCASE_ROW("shared helpers",
+                  test_stages_shared_helpers_match, test_stages_differs_table_is_current),
     };
-    const TTest *helpers[] = {
-        test_stages_shared_helpers_match, test_stages_differs_table_is_current,
-    };
-    Suite *suite = suite_create("stages");
 
-    ADD_TCASE(suite, "the list", list);
-    ADD_TCASE(suite, "shared helpers", helpers);
-    return suite;
+    return TABLE_SUITE("stages", tcases, add_tcase);
 }

@@ -248,18 +248,14 @@ END_TEST
 
 Suite *tally_suite(void)
 {
-    const TTest *lost[] = { test_tally_no_lost_update, test_tally_lost_update };
-    const TTest *handoffs[] = { test_tally_releaser_rewins, test_tally_no_samples_are_nan };
-    const TTest *waits[] = {
-        test_tally_wait_percentiles, test_tally_wait_counts_calls_begun_in_window,
-        test_tally_busy_and_errors,
+    const tcase_row tcases[] = {
+        TCASE_ROW("lost updates", test_tally_no_lost_update, test_tally_lost_update),
+        TCASE_ROW("handoffs", test_tally_releaser_rewins, test_tally_no_samples_are_nan),
+        TCASE_ROW("waits",
+                  test_tally_wait_percentiles, test_tally_wait_counts_calls_begun_in_window,
+                  test_tally_busy_and_errors),
+        TCASE_ROW("fairness", test_tally_fairness, test_tally_stats),
     };
-    const TTest *fairness[] = { test_tally_fairness, test_tally_stats };
-    Suite *suite = suite_create("tally");
 
-    ADD_TCASE(suite, "lost updates", lost);
-    ADD_TCASE(suite, "handoffs", handoffs);
-    ADD_TCASE(suite, "waits", waits);
-    ADD_TCASE(suite, "fairness", fairness);
-    return suite;
+    return TABLE_SUITE("tally", tcases, add_tcase);
 }

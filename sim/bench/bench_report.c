@@ -316,8 +316,8 @@ long long sim_bench_lost(const sim_bench *b, int stage)
 }
 
 /* A column of a contended table: its title, its width (the last has
- * none), the figure it shows and how (cell's kind); LOST: the lost
- * updates, a count. */
+ * none: it is not padded), the figure it shows and how (cell's kind);
+ * LOST: the lost updates, a count. */
 typedef struct column {
     const char *title;
     int width;
@@ -355,16 +355,9 @@ static void print_columns(const sim_bench *b, FILE *f, const column *cols, size_
     }
 }
 
-static void print_contended_cost(const sim_bench *b, FILE *f)
+/* The words above each contended table: what its columns count. */
+static void cost_words(const sim_bench *b, FILE *f)
 {
-    static const column cols[] = {
-        { "acquisitions/s", 15, SIM_BENCH_ACQ_RATE, 'g' },
-        { "round trips/acq", 16, SIM_BENCH_RTT_ACQ, 'f' },
-        { "commands/acq", 15, SIM_BENCH_CMDS_ACQ, 'f' },
-        { "woken", 10, SIM_BENCH_DELIVERED, 'f' },
-        { "lost updates", 0, LOST, 0 },
-    };
-
     fprintf(f, "\nContended, %d client processes, one key, %d ms. Each: lock, GET + SET of a\n"
                "counter on the resource server, unlock. round trips: requests the clients sent to\n"
                "the lock server (SLOWLOG, top-level); commands: what it ran (INFO commandstats,\n"
@@ -379,36 +372,60 @@ static void print_contended_cost(const sim_bench *b, FILE *f)
                    "%d ms idle, a third of its timeout: a wait max below that means none);\n"
                    "woken: watch notifications the servers sent (zk_sum_node_*_watch_count) per\n"
                    "release.\n", SIM_BENCH_LEASE_MS / 3);
-    print_columns(b, f, cols, sizeof(cols) / sizeof(cols[0]));
 }
 
-static void print_contended_wait(const sim_bench *b, FILE *f)
+static void wait_words(const sim_bench *b, FILE *f)
 {
-    static const column cols[] = {
-        { "handoff p50", 11, SIM_BENCH_HANDOFF_P50, 'm' },
-        { "handoff p99", 11, SIM_BENCH_HANDOFF_P99, 'm' },
-        { "wait p50", 11, SIM_BENCH_WAIT_P50, 'm' },
-        { "wait p99", 11, SIM_BENCH_WAIT_P99, 'm' },
-        { "wait max", 0, SIM_BENCH_WAIT_MAX, 'm' },
-    };
-
+    (void)b;
     fprintf(f, "\nWaiting, same windows, in ms. handoff: one client's release call to another\n"
                "client's acquire returning; wait: one acquire call, from call to return.\n");
-    print_columns(b, f, cols, sizeof(cols) / sizeof(cols[0]));
 }
 
-static void print_fairness(const sim_bench *b, FILE *f)
+static void fairness_words(const sim_bench *b, FILE *f)
 {
-    static const column cols[] = {
-        { "re-won", 12, SIM_BENCH_REWON, '%' },
-        { "least", 12, SIM_BENCH_LEAST, 'g' },
-        { "most", 0, SIM_BENCH_MOST, 'g' },
-    };
-
+    (void)b;
     fprintf(f, "\nFairness, same windows. re-won: the lock changes that went back to the client\n"
                "that had just released it; least/most: acquisitions of the least and the most\n"
                "served of the %d clients in the window.\n", SIM_BENCH_CONTENDERS);
-    print_columns(b, f, cols, sizeof(cols) / sizeof(cols[0]));
+}
+
+/* A contended table: its words, then its columns; a title of NULL ends
+ * them before COLUMNS. */
+typedef struct contended_table {
+    void (*words)(const sim_bench *b, FILE *f);
+    column cols[COLUMNS];
+} contended_table;
+
+static const contended_table contended[] = {
+    { cost_words,
+      { { "acquisitions/s", 15, SIM_BENCH_ACQ_RATE, 'g' },
+        { "round trips/acq", 16, SIM_BENCH_RTT_ACQ, 'f' },
+        { "commands/acq", 15, SIM_BENCH_CMDS_ACQ, 'f' },
+        { "woken", 10, SIM_BENCH_DELIVERED, 'f' },
+        { "lost updates", .figure = LOST } } },
+    { wait_words,
+      { { "handoff p50", 11, SIM_BENCH_HANDOFF_P50, 'm' },
+        { "handoff p99", 11, SIM_BENCH_HANDOFF_P99, 'm' },
+        { "wait p50", 11, SIM_BENCH_WAIT_P50, 'm' },
+        { "wait p99", 11, SIM_BENCH_WAIT_P99, 'm' },
+        { "wait max", .figure = SIM_BENCH_WAIT_MAX, .kind = 'm' } } },
+    { fairness_words,
+      { { "re-won", 12, SIM_BENCH_REWON, '%' },
+        { "least", 12, SIM_BENCH_LEAST, 'g' },
+        { "most", .figure = SIM_BENCH_MOST, .kind = 'g' } } },
+};
+
+/* Every contended table, in turn: its words, its titles, its lines. */
+static void print_contended(const sim_bench *b, FILE *f)
+{
+    size_t t, n;
+
+    for (t = 0; t < sizeof(contended) / sizeof(contended[0]); t++) {
+        for (n = 0; n < COLUMNS && contended[t].cols[n].title != NULL; n++)
+            ;
+        contended[t].words(b, f);
+        print_columns(b, f, contended[t].cols, n);
+    }
 }
 
 /* ---- output: the targets ------------------------------------------------------------ */
@@ -492,9 +509,7 @@ void sim_bench_print(const sim_bench *b, FILE *f)
     print_header(b, f);
     print_uncontended(b, f);
     print_commands(b, f);
-    print_contended_cost(b, f);
-    print_contended_wait(b, f);
-    print_fairness(b, f);
+    print_contended(b, f);
     print_targets(b, f);
 }
 

@@ -25,6 +25,14 @@
         .until = AFTER('B', IN_CS, 0.5) },                                          \
       { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = 3, .lease = 4, .start = AFTER_FAULT(0) } }
 
+/* B and C behind a holder A whose lease ran out under it (A worked too
+ * long, or stopped): B takes the lock at `at` L into A's section and
+ * holds 3 L; C waits behind B, and gets in while B is still inside when
+ * A's late release deletes B's key. */
+#define LATE_B_WAITING_C(at)                                                              \
+    { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, at) }, \
+    { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) }
+
 static const sim_scenario table[] = {
     /* Eight clients sell 100 items, one short critical section each.
      * Their lease (12 L) is far beyond any section: on ZooKeeper it is
@@ -58,9 +66,7 @@ static const sim_scenario table[] = {
      * its DEL meets B's key (alive 2.5..3.5 L), and C gets in while B is
      * still inside. A watchdog (v6) or no lease (v1) keeps A's lock. */
     { "slow-holder", "a live holder works longer than its lease", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 3, .wait = 1, .start = AT_START },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.5) },
-        { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
+      { { 'A', SIM_PLAN_ONCE, .hold = 3, .wait = 1, .start = AT_START }, LATE_B_WAITING_C(2.5) },
       { .kind = SIM_FAULT_NONE },
       { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "-", "-", "ME LU", "-", "-", "-" } },
 
@@ -73,9 +79,7 @@ static const sim_scenario table[] = {
      * about 1 L; its release opens a new one and deletes B's node by
      * path, as v2's DEL deletes B's key, and C gets in. */
     { "gc-pause", "the holder's whole process stops (GC, SIGSTOP) for longer than its lease", 10,
-      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START },
-        { 'B', SIM_PLAN_ONCE, .hold = 3, .wait = LONG_WAIT, .start = AFTER('A', IN_CS, 2.6) },
-        { 'C', SIM_PLAN_ONCE, .hold = 0.5, .wait = LONG_WAIT, .start = AFTER('B', IN_CS, 0) } },
+      { { 'A', SIM_PLAN_ONCE, .hold = 0.5, .wait = 1, .start = AT_START }, LATE_B_WAITING_C(2.6) },
       { .kind = SIM_FAULT_PAUSE, .target = 'A', .when = AFTER('A', IN_CS, 0.1), .len = 3 },
       { "-", "ME MD LU", "ME MD LU", "ME LU", "ME LU", "ME LU", "ME", "ME LU", "ME LU",
         "ME MD LU", "ME" } },

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #define PATH_LEN (SIM_LOCK_NAME_LEN + 64)
 #define HOSTS_LEN (SIM_NODES_MAX * 24)
 #define SEQ_MARK "lock-"  /* v11's children end in lock-<10 digits> */
+#define SEQ_DIGITS 10     /* a sequential node's counter, zero-padded */
 #define PENDING_MAX 64    /* holders' ends seen and not named yet */
 
 /* Who holds the lock, as the observer last read it. */
@@ -53,10 +55,10 @@ typedef struct obs {
     pending_end pending[PENDING_MAX]; /* a ring, guarded by mu */
     int first, npending;
     int naming;              /* the namer is naming one */
-    pthread_mutex_t mu;      /* guards what the library's thread touches: */
-    pthread_cond_t changed;
-    unsigned long events;    /* notifications so far */
-    int sync_done;           /* the last sync's answer came */
+    pthread_mutex_t mu;      /* guards the ring, and every move of a count: */
+    pthread_cond_t changed;  /* broadcast on each */
+    atomic_ulong events;     /* notifications so far (read without mu) */
+    atomic_ulong syncs;      /* sync answers so far (read without mu) */
 } obs;
 
 /* ---- notifications ---------------------------------------------------------- */
@@ -67,16 +69,14 @@ static void quiet(const char *message)
     (void)message;
 }
 
-/* What the library's thread does on a notification (sync 0) or on the
+/* What the library's thread does on a notification (sync 0) or on a
  * sync's answer (sync 1): it only counts and wakes; whoever waits calls
- * the ensemble again itself. */
+ * the ensemble again itself. The count moves with mu held, so a waiter
+ * that read the old count under mu cannot miss the wake-up. */
 static void wake(obs *o, int sync)
 {
     pthread_mutex_lock(&o->mu);
-    if (sync)
-        o->sync_done = 1;
-    else
-        o->events++;
+    atomic_fetch_add(sync ? &o->syncs : &o->events, 1);
     pthread_cond_broadcast(&o->changed);
     pthread_mutex_unlock(&o->mu);
 }
@@ -97,18 +97,9 @@ static void synced(int rc, const char *value, const void *data)
     wake((obs *)data, 1);
 }
 
-static unsigned long events_now(obs *o)
-{
-    unsigned long n;
-
-    pthread_mutex_lock(&o->mu);
-    n = o->events;
-    pthread_mutex_unlock(&o->mu);
-    return n;
-}
-
-/* Until a notification after the seen-th, or us microseconds. */
-static void wait_change(obs *o, unsigned long seen, long us)
+/* Until *count is past seen, or us microseconds; the count then. One
+ * wait for both counts: a notification's and a sync's answer. */
+static unsigned long await_count(obs *o, atomic_ulong *count, unsigned long seen, long us)
 {
     struct timespec until;
 
@@ -117,30 +108,21 @@ static void wait_change(obs *o, unsigned long seen, long us)
     until.tv_sec += until.tv_nsec / 1000000000;
     until.tv_nsec %= 1000000000;
     pthread_mutex_lock(&o->mu);
-    while (o->events == seen &&
+    while (atomic_load(count) == seen &&
            pthread_cond_timedwait(&o->changed, &o->mu, &until) != ETIMEDOUT)
         ;
     pthread_mutex_unlock(&o->mu);
+    return atomic_load(count);
 }
 
 /* Its server catches up with the leader: what a client saw committed
  * before it asked is readable here after this. */
 static void sync_server(obs *o)
 {
-    struct timespec until;
+    unsigned long seen = atomic_load(&o->syncs);
 
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += SYNC_MS / 1000;
-    pthread_mutex_lock(&o->mu);
-    o->sync_done = 0;
-    pthread_mutex_unlock(&o->mu);
-    if (zoo_async(o->zh, o->path, synced, o) != ZOK)
-        return;
-    pthread_mutex_lock(&o->mu);
-    while (!o->sync_done &&
-           pthread_cond_timedwait(&o->changed, &o->mu, &until) != ETIMEDOUT)
-        ;
-    pthread_mutex_unlock(&o->mu);
+    if (zoo_async(o->zh, o->path, synced, o) == ZOK)
+        await_count(o, &o->syncs, seen, SYNC_MS * 1000L);
 }
 
 /* ---- sessions ------------------------------------------------------------------ */
@@ -176,17 +158,21 @@ static int session_open(obs *o, int64_t session)
 
 /* ---- reading the lock ------------------------------------------------------------ */
 
-/* The sequence number of a child: the digits after its last "lock-"; -1
- * when it has none (not a lock's child). */
+/* The sequence number of a child: ZooKeeper appends it to the name the
+ * client gave, "...lock-", as ten digits, so it is the name's last ten
+ * characters; -1 when they are not (not a lock's child). */
 static long long sequence(const char *name)
 {
-    const char *p = strstr(name, SEQ_MARK), *next;
+    size_t len = strlen(name), mark = strlen(SEQ_MARK);
+    const char *digits;
 
-    if (p == NULL)
+    if (len < mark + SEQ_DIGITS)
         return -1;
-    while ((next = strstr(p + 1, SEQ_MARK)) != NULL)
-        p = next;
-    return strtoll(p + strlen(SEQ_MARK), NULL, 10);
+    digits = name + len - SEQ_DIGITS;
+    if (strncmp(digits - mark, SEQ_MARK, mark) != 0 ||
+        strspn(digits, "0123456789") != SEQ_DIGITS)
+        return -1;
+    return strtoll(digits, NULL, 10);
 }
 
 static int was_queued(const obs *o, const char *name)
@@ -384,7 +370,7 @@ static void answer_asks(obs *o)
 /* A session on the ensemble; a new one when the last one expired. */
 static int connect_session(obs *o)
 {
-    unsigned long seen = events_now(o);
+    unsigned long seen = atomic_load(&o->events);
 
     if (o->zh != NULL && zoo_state(o->zh) != ZOO_EXPIRED_SESSION_STATE)
         return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
@@ -393,7 +379,7 @@ static int connect_session(obs *o)
     o->zh = zookeeper_init2(o->hosts, watcher, SESSION_MS, NULL, o, 0, quiet);
     if (o->zh == NULL)
         return -1;
-    wait_change(o, seen, POLL_US);
+    await_count(o, &o->events, seen, POLL_US);
     return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
 }
 
@@ -404,7 +390,7 @@ static void observe(obs *o)
     int stale = 1;
 
     for (;;) {
-        seen = events_now(o);
+        seen = atomic_load(&o->events);
         if (connect_session(o) != 0) {
             sim_sleep_us(POLL_US);
             continue;
@@ -414,8 +400,7 @@ static void observe(obs *o)
             atomic_store(&o->ctl->observer_port[0], atomic_load(&o->ctl->node_port[0]));
         }
         answer_asks(o);
-        wait_change(o, seen, POLL_US);
-        stale = stale || events_now(o) != seen;
+        stale = stale || await_count(o, &o->events, seen, POLL_US) != seen;
     }
 }
 
@@ -426,6 +411,8 @@ static void init(obs *o, sim_history *h, sim_control *ctl)
     int i, port = atomic_load(&ctl->node_port[0]);
 
     memset(o, 0, sizeof(*o));
+    atomic_init(&o->events, 0);
+    atomic_init(&o->syncs, 0);
     o->h = h;
     o->ctl = ctl;
     snprintf(o->path, sizeof(o->path), "%s/%s", SIM_ZK_ROOT, ctl->lock_name);
