@@ -90,12 +90,13 @@ SHIM_CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werro
 
 # The ZooKeeper servers' classes, parsed and verified once for every JVM
 # the simulator and the tests start (java's class data sharing: a quarter
-# less CPU to start a server). The class path is the one
-# sim/servers/ensemble.c starts java with, byte for byte. Without java
-# (make deps installs it) there is none, and the servers start without.
-ZK_CLASS_LIST := sim/servers/zookeeper.classlist
+# less CPU to start a server), dumped by a server that make starts for
+# three seconds and stops, an ensemble of one that leads. The class path and options are the ones
+# sim/servers/ensemble.c starts java with. Without java (make deps
+# installs it) there is none, and the servers start without.
 ZK_CLASS_DATA := $(BUILD)/zookeeper.jsa
 ZK_CLASS_PATH := /usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar
+ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
@@ -174,13 +175,21 @@ $(SIM_SHIM): $(SIM_SHIM_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
-$(ZK_CLASS_DATA): $(ZK_CLASS_LIST)
+$(ZK_CLASS_DATA):
 	@mkdir -p $(@D)
-	@if command -v java >/dev/null 2>&1; then \
-	    echo "java -Xshare:dump -XX:SharedArchiveFile=$@ (the ZooKeeper servers' classes)"; \
-	    java -Xshare:dump -XX:SharedClassListFile=$< -XX:SharedArchiveFile=$@.tmp \
-	        -cp $(ZK_CLASS_PATH) >$@.log 2>&1 && mv -f $@.tmp $@ || \
-	        { rm -f $@.tmp; echo "note: no class data for ZooKeeper (see $@.log)"; }; \
+	@if command -v java >/dev/null 2>&1 && [ -f /usr/share/java/zookeeper.jar ]; then \
+	    echo "java -XX:ArchiveClassesAtExit=$@ (a ZooKeeper server's classes, 3 s)"; \
+	    d=$$(mktemp -d) && p=$$((20000 + $$$$ % 20000)) && echo 1 >$$d/myid && \
+	    printf 'tickTime=50\ninitLimit=200\nsyncLimit=40\ndataDir=%s\nclientPortAddress=127.0.0.1\nclientPort=%d\n%s\n%s\n%s%d:%d\n' \
+	        "$$d" $$p admin.enableServer=false standaloneEnabled=false server.1=127.0.0.1: \
+	        $$((p + 1)) $$((p + 2)) >$$d/zoo.cfg && \
+	    { java $(ZK_JAVA_OPTS) -XX:ArchiveClassesAtExit=$@.tmp -Djava.io.tmpdir=$$d \
+	        -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp $(ZK_CLASS_PATH) \
+	        org.apache.zookeeper.server.quorum.QuorumPeerMain $$d/zoo.cfg >$@.log 2>&1 & \
+	      pid=$$!; sleep 3; kill -TERM $$pid; wait $$pid; }; \
+	    rm -rf $$d; \
+	    if [ -s $@.tmp ]; then mv -f $@.tmp $@; else rm -f $@.tmp; \
+	        echo "note: no class data for ZooKeeper (see $@.log)"; fi; \
 	fi
 
 # ---- course mode -----------------------------------------------------------

@@ -147,14 +147,15 @@ static int write_config(const sim_ensemble *e, int i, char *errstr, size_t len)
     return ok ? 0 : sim_error(errstr, len, "writing %s: %s", path, strerror(errno));
 }
 
-/* The JVM's class data for a ZooKeeper server that make builds from
- * sim/servers/zookeeper.classlist: the classes a server loads, parsed
- * and verified once, mapped by every JVM that starts. A third less CPU
- * to start a server, and a demo starts some twenty-five. It lies in the
- * build dir, next to the program that runs (build/test_servers) or one
- * folder up (build/sim/sim, build/v10/tests). "-Xshare:auto", java's own
- * default, when there is none: a JVM whose archive does not match its
- * version or class path warns in its log and starts without it. */
+/* The JVM's class data for a ZooKeeper server, which make has a server
+ * dump once (java -XX:ArchiveClassesAtExit): the classes it loads,
+ * parsed and verified once, mapped by every JVM that starts. A quarter
+ * less CPU to start a server, and a demo starts some twenty-five. It lies
+ * in the build dir, next to the program that runs (build/test_servers) or
+ * one folder up (build/sim/sim, build/v10/tests). "-Xshare:auto", java's
+ * own default, when there is none: a JVM whose archive does not match
+ * its version or class path warns in its log and starts without it. The
+ * other options are the Makefile's ZK_JAVA_OPTS. */
 static const char *class_data(void)
 {
     static char opt[PATH_MAX + 32];
