@@ -91,12 +91,18 @@ SHIM_CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werro
 # The ZooKeeper servers' classes, parsed and verified once for every JVM
 # the simulator and the tests start (java's class data sharing: a quarter
 # less CPU to start a server), dumped by a server that make starts for
-# three seconds and stops, an ensemble of one that leads. The class path and options are the ones
-# sim/servers/ensemble.c starts java with. Without java (make deps
-# installs it) there is none, and the servers start without.
+# three seconds and stops, an ensemble of one that leads. A JVM maps the
+# archive only when its class path and options are the dump's, so
+# sim/servers/ensemble.c is compiled with these very words. Without java
+# (make deps installs it) there is none, and the servers start without.
+# The logger on the class path writes a server's warnings (a
+# BindException says why a node died); -XX:-UsePerfData leaves no
+# /tmp/hsperfdata_<user>/<pid> behind a SIGKILL.
 ZK_CLASS_DATA := $(BUILD)/zookeeper.jsa
-ZK_CLASS_PATH := /usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar
-ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData
+ZK_JAR := /usr/share/java/zookeeper.jar
+ZK_CLASS_PATH := $(ZK_JAR):/usr/share/java/slf4j-simple.jar
+ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
+                -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).
@@ -175,16 +181,16 @@ $(SIM_SHIM): $(SIM_SHIM_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
-$(ZK_CLASS_DATA):
+$(ZK_CLASS_DATA): Makefile
 	@mkdir -p $(@D)
-	@if command -v java >/dev/null 2>&1 && [ -f /usr/share/java/zookeeper.jar ]; then \
+	@if command -v java >/dev/null 2>&1 && [ -f $(ZK_JAR) ]; then \
 	    echo "java -XX:ArchiveClassesAtExit=$@ (a ZooKeeper server's classes, 3 s)"; \
 	    d=$$(mktemp -d) && p=$$((20000 + $$$$ % 20000)) && echo 1 >$$d/myid && \
 	    printf 'tickTime=50\ninitLimit=200\nsyncLimit=40\ndataDir=%s\nclientPortAddress=127.0.0.1\nclientPort=%d\n%s\n%s\n%s%d:%d\n' \
 	        "$$d" $$p admin.enableServer=false standaloneEnabled=false server.1=127.0.0.1: \
 	        $$((p + 1)) $$((p + 2)) >$$d/zoo.cfg && \
 	    { java $(ZK_JAVA_OPTS) -XX:ArchiveClassesAtExit=$@.tmp -Djava.io.tmpdir=$$d \
-	        -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp $(ZK_CLASS_PATH) \
+	        -cp $(ZK_CLASS_PATH) \
 	        org.apache.zookeeper.server.quorum.QuorumPeerMain $$d/zoo.cfg >$@.log 2>&1 & \
 	      pid=$$!; sleep 3; kill -TERM $$pid; wait $$pid; }; \
 	    rm -rf $$d; \
@@ -204,11 +210,13 @@ define GRADE_RULES
 $(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h
 	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -c $$< -o $$@
 
-$(GRADE_DIR)/v$(1)/client: $(GRADE_DIR)/v$(1)/lock.o $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM))
+$(GRADE_DIR)/v$(1)/client: $(GRADE_DIR)/v$(1)/lock.o $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM)) \
+    $(GRADE_DIR)/$(notdir $(ZK_CLASS_DATA))
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 
 .PHONY: grade-prereqs-v$(1)
-grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1))
+grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
+    $(ZK_CLASS_DATA)
 	@:
 
 $(GRADE_DIR)/v$(1)/tests: $(GRADE_DIR)/v$(1)/lock.o $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
@@ -221,6 +229,12 @@ $(foreach n,$(STAGES),$(eval $(call GRADE_RULES,$(n))))
 $(GRADE_DIR)/$(notdir $(SIM_SHIM)): $(SIM_SHIM)
 	@mkdir -p $(@D)
 	cp $< $@
+
+# And the ensemble's servers look for their class data there too (none
+# when make could not dump it: they start without).
+$(GRADE_DIR)/$(notdir $(ZK_CLASS_DATA)): $(ZK_CLASS_DATA)
+	@mkdir -p $(@D)
+	@if [ -f $< ]; then cp $< $@; fi
 
 # The cells of the matrix that tell each stage from its base: the answer
 # key and the README's story of each row, read as tables (no Redis).
@@ -256,6 +270,9 @@ course-test: check-deps
 	    -- $(STAGE_LINES)
 
 $(BUILD)/sim/servers/zk_observer.o: CFLAGS += $(ZK_CFLAGS)
+$(BUILD)/sim/servers/ensemble.o: CFLAGS += -DSIM_ZK_JAR='"$(ZK_JAR)"' \
+    -DSIM_ZK_CLASS_PATH='"$(ZK_CLASS_PATH)"' -DSIM_ZK_JAVA_OPTS='"$(ZK_JAVA_OPTS)"'
+$(BUILD)/sim/servers/ensemble.o: Makefile
 
 # ---- tests -------------------------------------------------------------
 test: check-deps

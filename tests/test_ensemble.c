@@ -113,6 +113,39 @@ START_TEST(test_ensemble_config)
 }
 END_TEST
 
+/* Whether pid maps a file whose path ends in name. */
+static int maps_file(pid_t pid, const char *name)
+{
+    char path[64], line[1024];
+    size_t len = strlen(name), n;
+    int found = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    while (!found && fgets(line, sizeof(line), f) != NULL) {
+        n = strcspn(line, "\n");
+        found = n >= len && strncmp(line + n - len, name, len) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Every server maps make's archive of its classes: a JVM whose options
+ * or class path differ from the dump's starts without it, and says so
+ * only in its log. */
+START_TEST(test_ensemble_class_data)
+{
+    for (int i = 0; i < NODES; i++)
+        ck_assert_msg(maps_file(fixture.node[i].pid, "/zookeeper.jsa"),
+                      "node %d's java (pid %ld) does not map zookeeper.jsa: its options or "
+                      "class path are not the ones make dumped the classes with (see "
+                      "ZK_JAVA_OPTS in the Makefile and %s/zookeeper.log)", i,
+                      (long)fixture.node[i].pid, fixture.node[i].dir);
+}
+END_TEST
+
 /* The leader dies; the two left elect one of themselves. */
 START_TEST(test_ensemble_leader_killed)
 {
@@ -260,7 +293,9 @@ static void ensemble_tcase(Suite *s, const char *name, const TTest *const *tests
 
 Suite *ensemble_suite(void)
 {
-    const TTest *running[] = { test_ensemble_one_leader, test_ensemble_config };
+    const TTest *running[] = {
+        test_ensemble_one_leader, test_ensemble_config, test_ensemble_class_data,
+    };
     const TTest *failover[] = { test_ensemble_leader_killed };
     const TTest *restart[] = { test_ensemble_restart_empty };
     /* These start ensembles of their own. */

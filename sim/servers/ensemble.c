@@ -17,10 +17,13 @@
 #include "proc.h"
 #include "util.h"
 
-#define ZK_JAR "/usr/share/java/zookeeper.jar" /* Debian's libzookeeper-java */
-/* A logger for the server's warnings and errors (a BindException says why
- * a node died); without one on the class path it says nothing. */
-#define LOGGER_JAR "/usr/share/java/slf4j-simple.jar"
+/* The Makefile's ZK_JAR, ZK_CLASS_PATH and ZK_JAVA_OPTS: the same words
+ * start the server whose classes make dumps (ZK_CLASS_DATA), and a JVM
+ * maps that archive only when its class path and options match. */
+#if !defined(SIM_ZK_JAR) || !defined(SIM_ZK_CLASS_PATH) || !defined(SIM_ZK_JAVA_OPTS)
+#error "build with make: it defines SIM_ZK_JAR, SIM_ZK_CLASS_PATH and SIM_ZK_JAVA_OPTS"
+#endif
+#define JAVA_OPTS_MAX 16      /* words in SIM_ZK_JAVA_OPTS */
 #define LOG_NAME "zookeeper.log"
 #define CLASS_DATA "zookeeper.jsa" /* make's archive of the server's classes */
 #define SRVR_TIMEOUT_MS 300   /* one srvr: connect, ask, read */
@@ -154,8 +157,7 @@ static int write_config(const sim_ensemble *e, int i, char *errstr, size_t len)
  * in the build dir, next to the program that runs (build/test_servers) or
  * one folder up (build/sim/sim, build/v10/tests). "-Xshare:auto", java's
  * own default, when there is none: a JVM whose archive does not match
- * its version or class path warns in its log and starts without it. The
- * other options are the Makefile's ZK_JAVA_OPTS. */
+ * its version or class path warns in its log and starts without it. */
 static const char *class_data(void)
 {
     static char opt[PATH_MAX + 32];
@@ -174,22 +176,34 @@ static const char *class_data(void)
     return "-Xshare:auto";
 }
 
+/* java's words for node i: the Makefile's options, the class data, its
+ * temp dir tmp, the class path, the main class and its config cfg. */
+static void java_args(const char **args, char *opts, char *tmp, char *cfg)
+{
+    char *word, *save = NULL;
+    int n = 0;
+
+    for (word = strtok_r(opts, " ", &save); word != NULL && n < JAVA_OPTS_MAX;
+         word = strtok_r(NULL, " ", &save))
+        args[n++] = word;
+    args[n++] = class_data();
+    args[n++] = tmp;
+    args[n++] = "-cp";
+    args[n++] = SIM_ZK_CLASS_PATH;
+    args[n++] = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
+    args[n++] = cfg;
+    args[n] = NULL;
+}
+
 /* Node i in a new dir called name: its config, then java. */
 static int launch(sim_ensemble *e, int i, const char *name, char *errstr, size_t len)
 {
-    char cfg[SIM_PATH_LEN + 16], tmp[SIM_PATH_LEN + 32];
-    const char *args[] = {
-        "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", class_data(),
-        /* No /tmp/hsperfdata_<user>/<pid> file, which a SIGKILL would
-         * leave behind. */
-        "-XX:-UsePerfData", tmp,
-        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        "-cp", ZK_JAR ":" LOGGER_JAR,
-        "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg, NULL,
-    };
+    char cfg[SIM_PATH_LEN + 16], tmp[SIM_PATH_LEN + 32], opts[] = SIM_ZK_JAVA_OPTS;
+    const char *args[JAVA_OPTS_MAX + 8];
     int port = e->port + i;
     sim_clock_env ce;
 
+    java_args(args, opts, tmp, cfg);
     if (sim_server_make_dir(&e->node[i], e->parent, name, errstr, len) != 0)
         return -1;
     e->node[i].port = port;
@@ -363,8 +377,9 @@ int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
     if (nodes < 1 || nodes > SIM_NODES_MAX)
         return sim_error(errstr, len, "an ensemble of %d nodes: give 1 to %d", nodes,
                          SIM_NODES_MAX);
-    if (access(ZK_JAR, R_OK) != 0)
-        return sim_error(errstr, len, "ZooKeeper's jar %s is missing: run `make deps`", ZK_JAR);
+    if (access(SIM_ZK_JAR, R_OK) != 0)
+        return sim_error(errstr, len, "ZooKeeper's jar %s is missing: run `make deps`",
+                         SIM_ZK_JAR);
     e->nodes = nodes;
     snprintf(e->parent, sizeof(e->parent), "%s", parent_dir);
     for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
