@@ -18,7 +18,8 @@
 #include "history.h"
 #include "workload.h"
 
-#define GO_POLL_US 500 /* how often a ready client looks for its start flag */
+#define GO_POLL_US 2000 /* how often a ready client looks for its start flag: the
+                        * runner sets it on its own 2 ms tick */
 #define EXIT_BROKEN 2
 
 static int broken(const char *what, const char *why)

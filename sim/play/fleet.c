@@ -12,7 +12,7 @@
 #define ENV_FAILPOINTS "DLOCK_FAILPOINTS"
 #define ENV_MAX 256      /* environment entries passed on to a client */
 #define FP_ENTRY_LEN 256 /* "DLOCK_FAILPOINTS=..." */
-#define POLL_US 500      /* how often ready and stop look at the clients */
+#define POLL_US 2000     /* how often ready and stop look at the clients */
 
 extern char **environ;
 

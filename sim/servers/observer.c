@@ -18,6 +18,8 @@
 #define POLL_MS 5        /* how often it looks for a node that moved */
 #define SUBSCRIBE_MS 1000 /* to connect and confirm a subscription */
 #define ASK_POLL_US 1000  /* how often an asking client looks for the answer */
+#define SYNC_POLL_US 500  /* and a syncing one: the observer reads its marker in
+                           * well under a millisecond */
 
 static int64_t ms_since(int64_t start_ns)
 {
@@ -240,7 +242,7 @@ int sim_observer_sync(redisContext *c, sim_control *ctl, int slot, int node,
     while (atomic_load(&ctl->client[slot].synced[node]) < seq) {
         if (ms_since(start) > timeout_ms)
             return 1;
-        sim_sleep_us(100);
+        sim_sleep_us(SYNC_POLL_US);
     }
     return 0;
 }
