@@ -20,7 +20,7 @@
  *   int  sim_lanes_queue(sim_queue *q, const sim_event *ev, size_t n,
  *                        int64_t end, const sim_verdict *v);
  *   int  sim_queue_at(const sim_queue *q, int64_t from, int64_t to,
- *                     int *clients, int max);
+ *                     size_t *who, int max);
  *   void sim_queue_free(sim_queue *q);
  *
  * The queue (report_queue.c): the nodes that wait behind a ZooKeeper
@@ -110,8 +110,8 @@ int sim_lanes_queue(sim_queue *q, const sim_event *ev, size_t n, int64_t end,
 
 /* The nodes that waited at any moment of [from, to] (from == to: at that
  * instant), in their places: the first is the next to hold. How many;
- * the first max of them go into clients (sim_waiter's client). */
-int sim_queue_at(const sim_queue *q, int64_t from, int64_t to, int *clients, int max);
+ * the first max of them go into who, as indices into q->w. */
+int sim_queue_at(const sim_queue *q, int64_t from, int64_t to, size_t *who, int max);
 
 void sim_queue_free(sim_queue *q);
 

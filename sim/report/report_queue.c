@@ -85,14 +85,14 @@ int sim_lanes_queue(sim_queue *q, const sim_event *ev, size_t n, int64_t end,
     return 0;
 }
 
-int sim_queue_at(const sim_queue *q, int64_t from, int64_t to, int *clients, int max)
+int sim_queue_at(const sim_queue *q, int64_t from, int64_t to, size_t *who, int max)
 {
     int here = 0;
 
     for (size_t i = 0; i < q->n; i++)
         if (q->w[i].from <= to && q->w[i].to > from) {
             if (here < max)
-                clients[here] = q->w[i].client;
+                who[here] = i;
             here++;
         }
     return here;

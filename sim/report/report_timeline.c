@@ -266,7 +266,7 @@ static char waiter_symbol(int client)
 }
 
 /* How many waited at any moment of column c's time. */
-static int waiting(const timeline *tl, const sim_queue *q, int c, int *who)
+static int waiting(const timeline *tl, const sim_queue *q, int c, size_t *who)
 {
     int64_t from = tl->t0 + (int64_t)c * tl->per_col;
 
@@ -278,7 +278,8 @@ static int waiting(const timeline *tl, const sim_queue *q, int c, int *who)
  * QUEUE_ROWS; where more wait, the last row shows '+'. */
 static void draw_queue(timeline *tl, const sim_event *ev, size_t n, const sim_verdict *v)
 {
-    int who[QUEUE_ROWS], here, last = col(tl, tl->end);
+    size_t who[QUEUE_ROWS];
+    int here, last = col(tl, tl->end);
     sim_queue q;
 
     if (tl->nodes > 1 || sim_lanes_queue(&q, ev, n, tl->end, v) != 0)
@@ -290,7 +291,7 @@ static void draw_queue(timeline *tl, const sim_event *ev, size_t n, const sim_ve
         here = waiting(tl, &q, c, who);
         for (int p = 0; p < here && p < tl->queue_rows; p++)
             tl->queue[p * (tl->width + 1) + c] =
-                p == QUEUE_ROWS - 1 && here > QUEUE_ROWS ? '+' : waiter_symbol(who[p]);
+                p == QUEUE_ROWS - 1 && here > QUEUE_ROWS ? '+' : waiter_symbol(q.w[who[p]].client);
     }
     sim_queue_free(&q);
 }
