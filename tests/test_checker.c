@@ -364,6 +364,27 @@ START_TEST(test_checker_retried_release_is_named)
 }
 END_TEST
 
+/* A ZooKeeper queue's events where no node holds (a waiter's node seen
+ * before the holder's, and gone after its end) make no key and show no
+ * gap in the observer's stream: only the holder's node is the key. */
+START_TEST(test_checker_queue_is_not_the_key)
+{
+    wants(0, B);
+    key(1, "queued");
+    wants(2, A);
+    key(3, "create");
+    gets(4, A);
+    unlocks(300, A);
+    key(301, "delete");
+    unlocked(302, A);
+    key(303, "gone");
+    gives_up(400, B);
+    assert_verdict(0, "a queue's events outside the holder's node");
+    ck_assert_msg(v.n_keys == 1 && v.n_gaps == 0, "the queue's events made %zu keys and "
+                  "%zu gaps; expected the holder's one key and no gap", v.n_keys, v.n_gaps);
+}
+END_TEST
+
 Suite *checker_suite(void)
 {
     const tcase_row tcases[] = {
@@ -371,7 +392,7 @@ Suite *checker_suite(void)
                   test_checker_sequential_holds, test_checker_expired_holder_overlaps,
                   test_checker_reentrant_nested_holds, test_checker_inner_release_keeps_the_hold,
                   test_checker_crash_ends_the_hold, test_checker_tie_is_no_overlap,
-                  test_checker_every_overlap),
+                  test_checker_every_overlap, test_checker_queue_is_not_the_key),
         TCASE_ROW("delete by a non-owner",
                   test_checker_holder_deletes_its_own_key,
                   test_checker_late_del_deletes_anothers_lock,

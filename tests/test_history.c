@@ -409,6 +409,50 @@ START_TEST(test_history_order_ignores_lines)
 }
 END_TEST
 
+/* v11's node events carry the node's sequence number as their token, as
+ * the observer writes them, and keep it through a file; in one
+ * nanosecond a queue's event comes after the holder's node's write and
+ * end, and before a node's death, whatever order they were written in. */
+START_TEST(test_history_queue_events)
+{
+    char err[256] = "";
+    const char *path = temp_file();
+    sim_history *h = sim_history_create(path, err, sizeof(err));
+    const char *want[] = { "first", "delete", "left", "queued" };
+    sim_event *ev, *back;
+    size_t n, m;
+
+    ck_assert_msg(h != NULL, "creating the history failed: %s", err);
+    sim_history_add_node_token_at(h, 5000, 0, SIM_EV_NODE_DOWN, 2181, 0, "");
+    sim_history_add_node_token_at(h, 5000, 0, SIM_EV_KEY, 2181, 9, "queued");
+    sim_history_add_node_token_at(h, 5000, 0, SIM_EV_KEY, 2181, 4, "left");
+    sim_history_add_node_token_at(h, 5000, 0, SIM_EV_KEY, 2181, 2, "delete");
+    sim_history_add_node_token_at(h, 5000, 0, SIM_EV_KEY, 2181, 3, "first");
+    ev = sim_history_snapshot(h, &n);
+    sim_history_close(h);
+    ck_assert_msg(ev != NULL && n == 5, "the snapshot holds %zu events; 5 were added", n);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_msg(ev[i].type == SIM_EV_KEY && strcmp(ev[i].detail, want[i]) == 0,
+                      "event %zu of one nanosecond is \"%s\"; expected \"%s\"", i,
+                      ev[i].detail, want[i]);
+    ck_assert_msg(ev[4].type == SIM_EV_NODE_DOWN, "a node's death does not come after "
+                  "the key's and the queue's events of its nanosecond");
+    ck_assert_int_eq(sim_key_event_kind("queued"), SIM_KEY_QUEUE);
+    ck_assert_int_eq(sim_key_event_kind("left"), SIM_KEY_QUEUE);
+    ck_assert_int_eq(sim_key_event_kind("gone"), SIM_KEY_QUEUE);
+    ck_assert_msg(sim_history_save(path, ev, n, 0, err, sizeof(err)) == 0, "%s", err);
+    back = sim_history_load(path, &m, err, sizeof(err));
+    ck_assert_msg(back != NULL && m == n, "reading the file back: %s", err);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(back[i].token == ev[i].token, "\"%s\" came back with token %lld; "
+                      "it was saved with %lld", back[i].detail, (long long)back[i].token,
+                      (long long)ev[i].token);
+    free(ev);
+    free(back);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_history_type_names)
 {
     for (int t = 0; t < SIM_EV_TYPE_COUNT; t++)
@@ -424,7 +468,8 @@ Suite *history_suite(void)
     const tcase_row tcases[] = {
         TCASE_ROW("shared journal",
                   test_history_writers_in_many_processes, test_history_full,
-                  test_history_add_cuts_with_dots, test_history_order_ignores_lines),
+                  test_history_add_cuts_with_dots, test_history_order_ignores_lines,
+                  test_history_queue_events),
         TCASE_ROW("file",
                   test_history_round_trip, test_history_malformed_line,
                   test_history_any_valid_json, test_history_long_detail, test_history_versions,

@@ -211,6 +211,38 @@ START_TEST(test_html_node_lanes_draw_down_time)
 }
 END_TEST
 
+/* v11's queue under the key lane (tests/histories/zk-queue.jsonl): a
+ * band per node and place, named as the terminal names it; the third
+ * place says "more" while four wait. */
+START_TEST(test_html_queue_lane)
+{
+    sim_run_info info;
+    char why[256];
+    size_t n;
+    sim_event *ev = sim_history_load_run(SRCDIR "/tests/histories/zk-queue.jsonl", &info, &n,
+                                         why, sizeof(why));
+
+    ck_assert_msg(ev != NULL && n <= STORY_MAX, "%s", why);
+    begin();
+    memcpy(s.ev, ev, n * sizeof(*ev));
+    s.n = n;
+    free(ev);
+    check();
+    run_page(&info, 11, "v11-hand-made.html");
+    ck_assert_msg(count("<g class=\"lane queue\">") == 1 && count("<g class=\"waiter") == 6,
+                  "%zu queue lanes, %zu bands; expected 1 and 6",
+                  count("<g class=\"lane queue\">"), count("<g class=\"waiter"));
+    has("B&#39;s node waits, place 1: 41 to 452 ms");
+    has("C&#39;s node waits, place 2: 81 to 452 ms");
+    has("C&#39;s node waits, place 1: 452 to 601 ms");
+    has("a node whose client cannot be named waits, place 3: 101 to 126 ms");
+    has("more than 3 nodes wait: 126 to 301 ms");
+    has("a node whose client cannot be named waits, place 3: 301 to 401 ms");
+    has("a client&#39;s node waiting in the queue: the top place holds next");
+    has("more than 3 nodes wait: the rest are not drawn");
+}
+END_TEST
+
 /* make diff of the repository, in the test's own: its script and awk
  * files linked, a table of parts that cuts no stage. */
 static void link_make_diff(const char *src)
@@ -358,6 +390,7 @@ Suite *html_suite(void)
     const TTest *tests[] = {
         test_html_run_page_draws_the_history, test_html_run_page_tells_a_clients_own_lease,
         test_html_every_fault_mark_has_a_label, test_html_node_lanes_draw_down_time,
+        test_html_queue_lane,
         test_html_stage_pages_render_markdown_and_diff, test_html_readme_tells_every_row,
     };
 

@@ -12,7 +12,8 @@
  * the same report (what `sim check` would say of a `sim run --save`).
  * And what README.md's story of the row says of this stage's cell (who
  * read what, whose write came last, how many sales, who was inside
- * together) must be what the run's history shows: tests/row_claims.c. */
+ * together) must be what the run's history shows: tests/row_claims.c.
+ * Of v11, the observer must have seen each waiter's node queue. */
 #define _GNU_SOURCE
 #include <libgen.h>
 #include <limits.h>
@@ -167,6 +168,43 @@ static char *report_text(const sim_run_info *info, const sim_event *ev,
     return text;
 }
 
+/* Whether a waiter's node was seen queueing (its sequence number in
+ * token) before ev[i]. */
+static int queued_before(const sim_run *run, size_t i, int64_t seq)
+{
+    for (size_t j = 0; j < i; j++)
+        if (run->ev[j].type == SIM_EV_KEY && run->ev[j].token == seq &&
+            strcmp(run->ev[j].detail, "queued") == 0)
+            return 1;
+    return 0;
+}
+
+/* A ZooKeeper lock with a queue (v11): the observer saw each waiter's
+ * node come ("queued") before its turn ("first"); where B and C wait
+ * behind A, it saw both queue. */
+static void assert_queue(const sim_run *run)
+{
+    size_t queued = 0;
+
+    if (!STAGE_ZOOKEEPER || !CAPS.queue)
+        return;
+    for (size_t i = 0; i < run->n; i++) {
+        const sim_event *e = &run->ev[i];
+
+        if (e->type != SIM_EV_KEY)
+            continue;
+        queued += strcmp(e->detail, "queued") == 0;
+        ck_assert_msg(strcmp(e->detail, "first") != 0 || queued_before(run, i, e->token),
+                      "v%d %s: node %lld had its turn at %lld ms, but the observer never "
+                      "saw it queue", CAPS.stage, run->info.scenario, (long long)e->token,
+                      (long long)((e->t_ns - run->t0_ns) / 1000000));
+    }
+    if (strcmp(run->info.scenario, "crash-waiting") == 0 ||
+        strcmp(run->info.scenario, "slow-holder") == 0)
+        ck_assert_msg(queued >= 2, "v%d %s: B and C wait behind A, and the observer saw %zu "
+                      "nodes queue", CAPS.stage, run->info.scenario, queued);
+}
+
 static void assert_replay(const sim_run *run, const sim_verdict *v)
 {
     char path[SIM_PATH_LEN + 32], why[512];
@@ -221,6 +259,7 @@ START_TEST(test_matrix_cell)
     assert_failpoint(&run);
     assert_cell(&run, &v, expected);
     assert_story(&run, &v);
+    assert_queue(&run);
     assert_replay(&run, &v);
     printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
            run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",

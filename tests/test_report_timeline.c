@@ -1,10 +1,12 @@
 /* test_report_timeline: a run drawn as a timeline, on hand-written
- * histories (story.h). No Redis. A lane per client, one for the lock key
+ * histories (story.h). No Redis. A lane per client, one for the lock key,
+ * a ZooKeeper lock's queue under it (tests/histories/zk-queue.jsonl),
  * and one for the anomalies, marked wherever two held the lock at once; a
  * key without a TTL, a failover, a pause; every symbol drawn is in the
  * legend, once; eight columns a lease, the scale halving only for a run too
  * long for three rows; no line wider than 72 columns. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_helpers.h"
@@ -94,15 +96,20 @@ END_TEST
 
 /* Every symbol in a lane of the last timeline printed is in its legend,
  * as one item: "<symbol> <what it means>", and only once; letters only
- * in the key lane, where they name clients. */
+ * in the key lane and the queue's, where they name clients. The items
+ * end where the scale's sentence begins, which names the axis's '+'. */
 static void assert_legend_explains(void)
 {
-    const char *legend = strstr(printed, "\nlegend ");
+    const char *start = strstr(printed, "\nlegend "), *scale;
+    char *legend;
 
-    ck_assert_msg(legend != NULL, "the timeline has no legend:\n%s", printed);
-    for (const char *line = printed; line < legend; ) {
+    ck_assert_msg(start != NULL, "the timeline has no legend:\n%s", printed);
+    scale = strstr(start, "one column is");
+    legend = strndup(start, scale != NULL ? (size_t)(scale - start) : strlen(start));
+    ck_assert_msg(legend != NULL, "out of memory");
+    for (const char *line = printed; line < start; ) {
         size_t len = strcspn(line, "\n");
-        int key = strncmp(line, "lock key", 8) == 0;
+        int key = strncmp(line, "lock key", 8) == 0 || strncmp(line, "queue ", 6) == 0;
         int lane = key || strncmp(line, "client ", 7) == 0 ||
                    strncmp(line, "anomaly", 7) == 0;
 
@@ -129,6 +136,7 @@ static void assert_legend_explains(void)
         }
         line += len + (line[len] == '\n');
     }
+    free(legend);
 }
 
 START_TEST(test_report_legend_explains_every_symbol)
@@ -159,6 +167,62 @@ START_TEST(test_report_legend_explains_every_symbol)
     assert_legend_explains();
     ck_assert_msg(strstr(printed, "B = ") == NULL, "the legend uses '=' for "
                   "\"means\", and '=' is a lane's symbol:\n%s", printed);
+}
+END_TEST
+
+/* v11's queue, a row a place under the lock key: dead B's node first
+ * until its turn, C's behind it, D's third ('?': it gave up, and never
+ * had a turn to name it by), '+' while E waits too. */
+START_TEST(test_report_queue_rows)
+{
+    char why[512];
+    sim_run_info run;
+    size_t n;
+    sim_event *ev = sim_history_load_run("tests/histories/zk-queue.jsonl", &run, &n, why,
+                                         sizeof(why));
+    FILE *out;
+
+    ck_assert_msg(ev != NULL, "%s", why);
+    begin();
+    sim_check_run(&run, ev, n, &v);
+    out = capture();
+    sim_report_run(out, &run, ev, n, 0, &v);
+    fclose(out);
+    free(ev);
+    assert_printed("\nlock key    aaaaaaaaaaaabbbbccc\n"
+                   "queue 1      bbbbbbbbbbbbcccc\n"
+                   "queue 2       ccccccccccc\n"
+                   "queue 3       ?++++++??\n"
+                   "legend      ");
+    assert_printed("\n            queue:    a-z that client's node waits; queue 1 holds next\n"
+                   "                      ? a waiting node whose client cannot be named\n"
+                   "                      + more than 3 wait: the rest are not drawn\n");
+    assert_legend_explains();
+    assert_narrow(72);
+}
+END_TEST
+
+/* A history without a queue draws no queue row, and a queue that never
+ * holds two draws one row. */
+START_TEST(test_report_queue_rows_only_as_many_as_wait)
+{
+    late_delete_story();
+    draw_timeline_at(3, 300);
+    ck_assert_msg(strstr(printed, "\nqueue ") == NULL && strstr(printed, "queue:") == NULL,
+                  "a Redis lock's timeline draws a queue:\n%s", printed);
+    begin();
+    takes(0, A, 0);
+    wants(10, B);
+    record(11, SIM_NO_CLIENT, 0, SIM_EV_KEY, 0, "queued");
+    s.ev[s.n - 1].token = 1;
+    gives_back(300, A);
+    record(303, SIM_NO_CLIENT, 0, SIM_EV_KEY, 0, "first");
+    s.ev[s.n - 1].token = 1;
+    gets(304, B);
+    draw_timeline_at(2, 300);
+    assert_printed("\nqueue 1     bbbbbbbbb\n");
+    ck_assert_msg(strstr(printed, "\nqueue 2") == NULL, "one waiter drew two queue rows:\n%s",
+                  printed);
 }
 END_TEST
 
@@ -209,6 +273,7 @@ void report_timeline_tests(TCase *run)
         test_report_run_and_timeline, test_report_marks_every_overlap,
         test_report_key_without_ttl, test_report_failover_mark,
         test_report_legend_explains_every_symbol, test_report_columns_per_lease,
+        test_report_queue_rows, test_report_queue_rows_only_as_many_as_wait,
     };
 
     ADD_TESTS(run, tests);

@@ -6,7 +6,8 @@
  * before the observer speaks, a lost observer message, a crash that has
  * nothing to do with a stuck key, an acquire whose outcome was unknown, a
  * client past Z, a tie, a holder cut off from the lock's servers, a
- * server whose clock jumps (one server, and a node of a bare majority), JSON the reader must take or refuse, a history
+ * server whose clock jumps (one server, and a node of a bare majority),
+ * a ZooKeeper lock's queue, JSON the reader must take or refuse, a history
  * that cannot be judged, a client the header does not count, a directory
  * given for a file. A teacher can run `build/sim/sim check` on any
  * of them. Paths are from the repository's root, where make runs this. */
@@ -114,6 +115,7 @@ static const expect cases[] = {
         "majority: at 220 ms, B's key was on nodes 2, 3 and 4, a majority; A's on nodes 0 and 1",
         "release: client A's release at 431 ms returned NOT_OWNER: it deleted its own keys on "
         "nodes 0 and 1 only, no majority" } },
+    { "zk-queue.jsonl", 0, "-", { "no anomaly" } },
     { "clean.jsonl", 0, "-",
       { "no anomaly: one holder at a time, no lock deleted by another, no "
         "deadlock" } },
@@ -247,10 +249,52 @@ START_TEST(test_verdicts_stall_bound_is_the_lease)
 }
 END_TEST
 
+/* v11's queue is not the lock key's life: the history without its
+ * "queued" and "left" has the same keys, owners and verdict. */
+START_TEST(test_verdicts_queue_changes_nothing)
+{
+    char why[512];
+    sim_run_info info;
+    sim_verdict a, b;
+    size_t n, m = 0, queue = 0;
+    sim_event *ev = sim_history_load_run(DIR "zk-queue.jsonl", &info, &n, why, sizeof(why));
+
+    ck_assert_msg(ev != NULL, "%s", why);
+    sim_check_run(&info, ev, n, &a);
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].type == SIM_EV_KEY && sim_key_event_kind(ev[i].detail) == SIM_KEY_QUEUE)
+            queue++;
+        else
+            ev[m++] = ev[i];
+    }
+    sim_check_run(&info, ev, m, &b);
+    ck_assert_msg(queue == 6, "the fixture has %zu queue events; expected 6", queue);
+    ck_assert_msg(sim_verdict_status(&a) == sim_verdict_status(&b) &&
+                  a.anomalies == b.anomalies && a.n_episodes == b.n_episodes &&
+                  a.n_gaps == b.n_gaps && a.n_keys == b.n_keys && a.n_keys == 3,
+                  "with its queue: status %d, anomalies 0x%x, %zu keys (%s); without: "
+                  "status %d, anomalies 0x%x, %zu keys", sim_verdict_status(&a),
+                  a.anomalies, a.n_keys, a.why, sim_verdict_status(&b), b.anomalies,
+                  b.n_keys);
+    for (size_t k = 0; k < a.n_keys; k++)
+        ck_assert_msg(a.keys[k].owner == b.keys[k].owner &&
+                      a.keys[k].from_ns == b.keys[k].from_ns &&
+                      a.keys[k].to_ns == b.keys[k].to_ns,
+                      "key %zu differs with the queue and without it", k);
+    ck_assert_msg(a.keys[1].owner == 1 && a.keys[2].owner == 2, "dead B's node and C's "
+                  "are owned by %d and %d; expected B (1) and C (2)", a.keys[1].owner,
+                  a.keys[2].owner);
+    sim_verdict_free(&a);
+    sim_verdict_free(&b);
+    free(ev);
+}
+END_TEST
+
 Suite *verdicts_suite(void)
 {
     const TTest *tests[] = {
         test_verdicts_ties_agree, test_verdicts_stall_bound_is_the_lease,
+        test_verdicts_queue_changes_nothing,
     };
     TCase *files;
     Suite *suite = ONE_TCASE_SUITE("verdicts", "hand-made histories", tests, &files);

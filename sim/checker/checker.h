@@ -42,7 +42,9 @@
  * the missing creation or end and reports the gap. A ZooKeeper lock's
  * node is a key the same way: "create" or "first" (a waiter's node
  * became the lowest) begins one, "delete" (a client's) or "expired" (it
- * went with its session) ends it.
+ * went with its session) ends it. Its queue's events ("queued", "left",
+ * "gone": a waiter's node) are none of the key's life, and are passed
+ * over.
  *
  * Owners. A key's owner is the acquire that made it, found from the
  * windows alone, never from unrelated events: (1) each acquire-ok, in the

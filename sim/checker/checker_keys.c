@@ -117,7 +117,10 @@ void sim_checker_keys_build(chk *c)
 
     for (size_t i = 0; i < c->n && !c->failed; i++) {
         const sim_event *e = &c->ev[i];
-        int key = e->type == SIM_EV_KEY && e->node == c->node;
+        /* A waiter's node coming and going (v11's queue) is not the
+         * lock key's life: the holder's node alone is. */
+        int key = e->type == SIM_EV_KEY && e->node == c->node &&
+                  sim_key_event_kind(e->detail) != SIM_KEY_QUEUE;
 
         if (loses_key(c, e) && cur >= 0) {
             end_key(c, cur, i, END_LOST);

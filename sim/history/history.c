@@ -226,11 +226,20 @@ int sim_history_add_node_at(sim_history *h, int64_t t_ns, int node, sim_event_ty
     return add_at(h, t_ns, SIM_NO_CLIENT, 0, node, type, value, 0, 0, detail);
 }
 
+int sim_history_add_node_token_at(sim_history *h, int64_t t_ns, int node,
+                                  sim_event_type type, int64_t value, int64_t token,
+                                  const char *detail)
+{
+    return add_at(h, t_ns, SIM_NO_CLIENT, 0, node, type, value, token, 0, detail);
+}
+
 /* ---- order ------------------------------------------------------------ */
 
 /* The rank of a type among events stamped in the same nanosecond: one
  * thread's steps in the order it takes them, its crash last; key events
- * after client events; the nemesis and the simulator's numbers after them. */
+ * after client events, the holder's before the queue's (a waiter's node
+ * whose turn came is a "first", a write); the nemesis and the
+ * simulator's numbers after them. */
 static const unsigned char type_rank[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_STOCK_INITIAL] = 0,
     [SIM_EV_ACQUIRE_INVOKE] = 1,
@@ -252,12 +261,12 @@ static const unsigned char type_rank[SIM_EV_TYPE_COUNT] = {
     [SIM_EV_CUT_BEGIN] = 10,
     [SIM_EV_CUT_END] = 10,
     [SIM_EV_CRASH] = 11,
-    [SIM_EV_KEY] = 12,          /* + the key event's kind: 12, 13 or 14 */
-    [SIM_EV_FAILOVER] = 15,
-    [SIM_EV_NODE_DOWN] = 15,
-    [SIM_EV_RESTART] = 15,
-    [SIM_EV_CLOCK_JUMP] = 15,
-    [SIM_EV_STOCK_FINAL] = 16,
+    [SIM_EV_KEY] = 12,          /* + the key event's kind: 12 .. 15 */
+    [SIM_EV_FAILOVER] = 16,
+    [SIM_EV_NODE_DOWN] = 16,
+    [SIM_EV_RESTART] = 16,
+    [SIM_EV_CLOCK_JUMP] = 16,
+    [SIM_EV_STOCK_FINAL] = 17,
 };
 
 static const struct {
@@ -275,6 +284,12 @@ static const struct {
      * "expired" too, when it went with its session. */
     { "create", SIM_KEY_WRITE },       { "first", SIM_KEY_WRITE },
     { "delete", SIM_KEY_END },
+    /* Its queue (v11): a node that is not the lowest appears; a waiting
+     * node went while a lower one stayed, so it never held ("left"), or
+     * went at a look that found every lower one gone too, so it may
+     * have held in between, unseen ("gone"). */
+    { "queued", SIM_KEY_QUEUE },       { "left", SIM_KEY_QUEUE },
+    { "gone", SIM_KEY_QUEUE },
 };
 
 int sim_key_event_kind(const char *detail)

@@ -25,6 +25,10 @@
  *   int          sim_history_add_node_at(sim_history *h, int64_t t_ns, int node,
  *                                        sim_event_type type, int64_t value,
  *                                        const char *detail);
+ *   int          sim_history_add_node_token_at(sim_history *h, int64_t t_ns,
+ *                                              int node, sim_event_type type,
+ *                                              int64_t value, int64_t token,
+ *                                              const char *detail);
  *   int          sim_history_add_token(sim_history *h, int client,
  *                                      int thread, sim_event_type type,
  *                                      int64_t value, int64_t token,
@@ -115,7 +119,8 @@ typedef enum sim_event_type {
                                * ms: its keys' TTLs ran that much shorter */
     /* The observer: a keyspace event on the lock key, stamped on arrival.
      * detail: set, expire, del, expired, hset, hincrby, ...; of a
-     * ZooKeeper lock: create, first, delete, expired */
+     * ZooKeeper lock: create, first, delete, expired, and of its queue
+     * (v11): queued, left, gone; token: the node's sequence number */
     SIM_EV_KEY,
     /* Bookkeeping by the simulator. value: the stock. */
     SIM_EV_STOCK_INITIAL,
@@ -200,6 +205,14 @@ int sim_history_add_link(sim_history *h, int client, int node,
 int sim_history_add_node_at(sim_history *h, int64_t t_ns, int node, sim_event_type type,
                             int64_t value, const char *detail);
 
+/* The same with a token: of a ZooKeeper lock's node (v11's key events),
+ * its sequence number, so that a waiter's "queued" and the "first" of
+ * the same node can be told apart from the others' (the first node of a
+ * lock is number 0). */
+int sim_history_add_node_token_at(sim_history *h, int64_t t_ns, int node,
+                                  sim_event_type type, int64_t value, int64_t token,
+                                  const char *detail);
+
 /* The same for a step that carried a fencing token (0: none). */
 int sim_history_add_token(sim_history *h, int client, int thread,
                           sim_event_type type, int64_t value, int64_t token,
@@ -222,7 +235,7 @@ sim_event *sim_history_snapshot(const sim_history *h, size_t *n);
  * stamped in the same nanosecond by a rank that follows one thread's life
  * (acquire-invoke, its outcome, cs-enter, stock-read, stock-write or
  * stock-refused, cs-exit, release-invoke, its outcome, failpoint, pause,
- * crash), then key events (a write, a TTL change, an end:
+ * crash), then key events (a write, a TTL change, an end, a queue's:
  * sim_key_event_kind), then the nemesis's and the simulator's; then by
  * client, thread, node, type, value, token and detail. A total order
  * that never looks at where an event came from. */
@@ -240,6 +253,7 @@ int sim_event_type_parse(const char *name); /* -1 when unknown */
 #define SIM_KEY_WRITE 0    /* set, hset, hincrby, create...: creates or changes it */
 #define SIM_KEY_TTL 1      /* expire, persist: sets or drops its TTL */
 #define SIM_KEY_END 2      /* del, delete, expired, evicted: it is gone */
+#define SIM_KEY_QUEUE 3    /* queued, left, gone: a waiter's node, not the key */
 int sim_key_event_kind(const char *detail); /* -1: not a word we know */
 
 /* ---- the file (history_file.c) ------------------------------------------
@@ -249,7 +263,8 @@ int sim_key_event_kind(const char *detail); /* -1: not a word we know */
  * then one object per event,
  *   {"t_ms":1.5,"t_ns":1500000,"client":0,"thread":0,"type":"acquire-ok",
  *    "node":0,"value":0,"detail":""}
- * with "token" after "value" where the step carried a fencing token.
+ * with "token" after "value" where the step carried a fencing token, or
+ * a ZooKeeper node's key event its sequence number (but the first, 0).
  * A file of an earlier format has no "node": every event is node 0's.
  * Reading takes any valid JSON: keys in any order, keys it does not know
  * (of any value), any escape; it refuses a duplicate key, a number that is

@@ -24,6 +24,8 @@ static const char *const legend_words[SIM_SW_COUNT] = {
     [SIM_SW_TOKEN] = "the fencing token it drew",
     [SIM_SW_KEY] = "a client's key, with a TTL",
     [SIM_SW_KEY_NO_TTL] = "a key without a TTL",
+    [SIM_SW_QUEUE] = "a client's node waiting in the queue: the top place holds next",
+    [SIM_SW_QUEUE_MORE] = "more than 3 nodes wait: the rest are not drawn",
     [SIM_SW_FAULT] = "a fault, and when",
     [SIM_SW_OVERLAP] = "two holders at once",
 };
@@ -41,6 +43,13 @@ static void swatch(sim_svg *s, int kind, double x, double y)
         sim_svg_rect(s, x, y + 1, 26, 16, attrs);
         if (kind == SIM_SW_KEY_NO_TTL)
             sim_svg_rect(s, x, y + 1, 26, 16, "fill=\"url(#hatch)\"");
+        break;
+    case SIM_SW_QUEUE: case SIM_SW_QUEUE_MORE:
+        snprintf(attrs, sizeof(attrs), "fill=\"%s\" fill-opacity=\"%s\"",
+                 kind == SIM_SW_QUEUE ? a : sim_html_client_colour(SIM_UNNAMED),
+                 kind == SIM_SW_QUEUE ? "0.6" : "0.4");
+        sim_svg_rect(s, x, y + 3, 26, 12, attrs);
+        sim_svg_text(s, x + 3, y + 13, "small", "start", kind == SIM_SW_QUEUE ? "A" : "+");
         break;
     case SIM_SW_RELEASE: sim_svg_rect(s, x, y + 4, 26, 10, "fill=\"#37474f\""); break;
     case SIM_SW_NOT_OWNER: sim_svg_rect(s, x, y + 4, 26, 10, "fill=\"#7b1fa2\""); break;

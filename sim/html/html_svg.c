@@ -531,10 +531,14 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
 {
     sim_svg s = { .f = f, .run = run, .v = run->cell.verdict, .nodes = 1 };
     int *row = calloc(s.v->n_episodes + 1, sizeof(*row));
-    int rows, y_faults, y_key, y_anom, y_lease;
+    int rows, y_faults, y_key, y_anom, y_lease, places;
+    sim_queue q;
 
-    if (row == NULL)
+    if (row == NULL || sim_lanes_queue(&q, run->ev, run->n, run->n > 0 ? run->ev[run->n - 1].t_ns
+                                       : run->cell.t0_ns, s.v) != 0) {
+        free(row);
         return;
+    }
     /* A lane per node of a lock of several; one for a verdict that
      * could not name them. */
     if (s.v->nodes > 1 && s.v->nodes <= SIM_HISTORY_NODES_MAX)
@@ -546,7 +550,8 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     y_faults = 24;
     s.y_clients = y_faults + s.fault_rows * SIM_SVG_ROW_H + 6;
     y_key = s.y_clients + s.lanes * SIM_SVG_LANE_H + 6;
-    y_anom = y_key + s.nodes * SIM_SVG_LANE_H + 8;
+    places = sim_svg_queue_places(&s, &q);
+    y_anom = y_key + s.nodes * SIM_SVG_LANE_H + places * SIM_SVG_QUEUE_H + 8;
     y_lease = y_anom + ROW_H * (1 + rows + ((s.v->anomalies & SIM_ANOM_LU) != 0)) + 6;
     s.height = y_lease + 24;
     defs(&s);
@@ -555,6 +560,7 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     sim_svg_draw_faults(&s, y_faults, y_anom - 8);
     sim_svg_client_lanes(&s);
     key_lanes(&s, y_key);
+    sim_svg_queue_lane(&s, &q, places, y_key + SIM_SVG_LANE_H);
     overlaps(&s, y_anom - 8);
     anomaly_lane(&s, y_anom, rows, row);
     fputs("</svg>\n", f);
@@ -562,4 +568,5 @@ void sim_html_timeline(FILE *f, const sim_html_run *run)
     free(s.faults);
     free(s.boxes);
     free(row);
+    sim_queue_free(&q);
 }

@@ -1,7 +1,8 @@
 /* html_svg: what the timeline's files share; nothing else includes it.
  * html_svg.c lays the picture out and draws the axes, the key and the
  * anomalies; html_faults.c the faults' marks; html_lanes.c draws the
- * client lanes from the history; html_legend.c the legend. */
+ * client lanes from the history; html_queue.c a ZooKeeper lock's queue;
+ * html_legend.c the legend. */
 #ifndef SIM_HTML_SVG_H
 #define SIM_HTML_SVG_H
 
@@ -15,12 +16,15 @@
 #define SIM_SVG_BAND_H 24   /* a band inside a lane: holding, a key */
 #define SIM_SVG_ROW_H 20    /* a row of fault marks or of anomaly intervals */
 #define SIM_SVG_CHAR_W 7.0  /* a small label's letter, about, in px */
+#define SIM_SVG_QUEUE_H 14  /* a place of a ZooKeeper lock's queue */
+#define SIM_SVG_QUEUE_PLACES 3 /* places drawn: the last also says "more" */
 
 /* The symbols a timeline may draw. Each drawing marks those it used,
  * and the legend under the picture explains those. */
 enum { SIM_SW_WAIT, SIM_SW_HOLD, SIM_SW_CS, SIM_SW_RELEASE, SIM_SW_NOT_OWNER,
        SIM_SW_ERROR, SIM_SW_PAUSE, SIM_SW_CUT, SIM_SW_KILLED, SIM_SW_GAVE_UP, SIM_SW_SALE,
-       SIM_SW_TOKEN, SIM_SW_KEY, SIM_SW_KEY_NO_TTL, SIM_SW_FAULT, SIM_SW_OVERLAP,
+       SIM_SW_TOKEN, SIM_SW_KEY, SIM_SW_KEY_NO_TTL, SIM_SW_QUEUE, SIM_SW_QUEUE_MORE,
+       SIM_SW_FAULT, SIM_SW_OVERLAP,
        SIM_SW_FENCE, SIM_SW_CLASH, SIM_SW_ME, SIM_SW_MD, SIM_SW_DL, SIM_SW_COUNT };
 
 #define SIM_SVG_USE(s, sw) ((s)->used |= 1u << (sw))
@@ -112,5 +116,11 @@ void sim_svg_draw_faults(sim_svg *s, int y, int y_guide_end);
 
 /* html_lanes.c: every client lane, from the history, at y_clients. */
 void sim_svg_client_lanes(sim_svg *s);
+
+/* A ZooKeeper lock's queue (html_queue.c): the places it draws (0: no
+ * queue, or a lock of several nodes), then the places from y down. */
+struct sim_queue;
+int sim_svg_queue_places(const sim_svg *s, const struct sim_queue *q);
+void sim_svg_queue_lane(sim_svg *s, const struct sim_queue *q, int rows, int y);
 
 #endif

@@ -17,7 +17,15 @@
  *                       int clients, int64_t end, const sim_verdict *v);
  *   void sim_lanes_free(sim_lanes *l);
  *   int  sim_lanes_sessions(const sim_event *ev, size_t n);
- */
+ *   int  sim_lanes_queue(sim_queue *q, const sim_event *ev, size_t n,
+ *                        int64_t end, const sim_verdict *v);
+ *   int  sim_queue_at(const sim_queue *q, int64_t from, int64_t to,
+ *                     size_t *who, int max);
+ *   void sim_queue_free(sim_queue *q);
+ *
+ * The queue (report_queue.c): the nodes that wait behind a ZooKeeper
+ * lock's holder (v11), as the observer saw them come and go, each named
+ * by the client whose key its turn began. */
 #ifndef SIM_LANES_H
 #define SIM_LANES_H
 
@@ -77,5 +85,34 @@ void sim_lanes_free(sim_lanes *l);
  * maker's session rather than by a TTL (the observer names their
  * creation "create", or "first" when it found one already there). */
 int sim_lanes_sessions(const sim_event *ev, size_t n);
+
+/* One waiting node of a ZooKeeper lock's queue: from its "queued" to its
+ * turn ("first"), to its "left" or "gone", or to the run's end. */
+typedef struct sim_waiter {
+    int64_t seq;         /* its sequence number (the events' token) */
+    int64_t from, to;    /* ns */
+    int client;          /* the owner, in the verdict, of the key its
+                          * "first" began; SIM_UNNAMED: it had no turn,
+                          * or its key's maker cannot be named */
+} sim_waiter;
+
+typedef struct sim_queue {
+    sim_waiter *w;       /* in their places: by sequence number */
+    size_t n;
+    int longest;         /* the most that waited at once */
+} sim_queue;
+
+/* Reads node 0's queue events; a node still waiting at end waits until
+ * then. 0 (q->n 0: the history has no queue), or -1 when out of memory
+ * (q is then empty). */
+int sim_lanes_queue(sim_queue *q, const sim_event *ev, size_t n, int64_t end,
+                    const sim_verdict *v);
+
+/* The nodes that waited at any moment of [from, to] (from == to: at that
+ * instant), in their places: the first is the next to hold. How many;
+ * the first max of them go into who, as indices into q->w. */
+int sim_queue_at(const sim_queue *q, int64_t from, int64_t to, size_t *who, int max);
+
+void sim_queue_free(sim_queue *q);
 
 #endif

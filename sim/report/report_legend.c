@@ -24,6 +24,10 @@ static const symbol key_symbols[] = {
     { '^', "failover: the new primary has no key" },
     { '>', "restart: the node came back empty" },
     { ':', "the node is down" }, { 0, NULL } };
+static const symbol queue_symbols[] = {
+    { '?', "a waiting node whose client cannot be named" },
+    { '&', "the node of a client past Z" },
+    { '+', "more than 3 wait: the rest are not drawn" }, { 0, NULL } };
 /* On the time axis's rule; '[' is told with its ']' as one item. */
 static const symbol axis_symbols[] = {
     { '[', "] a client cut off from the lock's servers" },
@@ -100,6 +104,20 @@ static void legend_key(FILE *out, const char **left, const timeline *tl)
                  NULL);
 }
 
+/* A ZooKeeper lock's queue (v11): its places' rows, one text. */
+static void legend_queue(FILE *out, const char **left, const timeline *tl)
+{
+    size_t size = (size_t)tl->queue_rows * (size_t)(tl->width + 1);
+    int letters = 0;
+
+    for (size_t c = 0; c < size; c++)
+        letters |= tl->queue[c] >= 'a' && tl->queue[c] <= 'z';
+    if (tl->queue_rows > 0)
+        legend_group(out, left, "queue:", queue_symbols, tl->queue, size,
+                     letters ? "a-z that client's node waits; queue 1 holds next"
+                             : "queue 1 holds next");
+}
+
 /* What a column is worth: "one column is 37.5 ms: 8 columns, from one +
  * to the next, are one 300 ms lease". */
 static void legend_scale(FILE *out, const timeline *tl)
@@ -142,6 +160,7 @@ void sim_report_legend(FILE *out, const timeline *tl, int marks)
     legend_group(out, &left, "clients:", client_symbols, drawn, k,
                  "(blank) idle");
     legend_key(out, &left, tl);
+    legend_queue(out, &left, tl);
     if (marks)
         legend_group(out, &left, "anomaly:", mark_symbols, tl->marks,
                      (size_t)tl->width, NULL);

@@ -1,7 +1,8 @@
 /* report_timeline: a run drawn in rows of 60 columns, one lane per
- * client, one for the lock key (one per node, for a lock of several) and
- * one marking every episode of the verdict, with a legend right under it
- * of every symbol drawn.
+ * client, one for the lock key (one per node, for a lock of several),
+ * for a ZooKeeper lock's queue one per place (up to three), and one
+ * marking every episode of the verdict, with a legend right under it of
+ * every symbol drawn.
  *
  * Eight columns make one lease, whatever the run, so that one scenario
  * drawn for two stages compares column by column. A letter always names
@@ -253,6 +254,48 @@ static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
     }
 }
 
+/* ---- the queue --------------------------------------------------------------- */
+
+/* A waiting node's client, as the key lane writes a node: lower case,
+ * for it goes with its session. */
+static char waiter_symbol(int client)
+{
+    if (client < 0)
+        return '?';
+    return client >= 26 ? '&' : (char)('a' + client);
+}
+
+/* How many waited at any moment of column c's time. */
+static int waiting(const timeline *tl, const sim_queue *q, int c, size_t *who)
+{
+    int64_t from = tl->t0 + (int64_t)c * tl->per_col;
+
+    return sim_queue_at(q, from, from + tl->per_col - 1, who, QUEUE_ROWS);
+}
+
+/* v11's waiting nodes under the key lane, a row per place: the first is
+ * the next to hold. As many rows as ever waited in one column, up to
+ * QUEUE_ROWS; where more wait, the last row shows '+'. */
+static void draw_queue(timeline *tl, const sim_event *ev, size_t n, const sim_verdict *v)
+{
+    size_t who[QUEUE_ROWS];
+    int here, last = col(tl, tl->end);
+    sim_queue q;
+
+    if (tl->nodes > 1 || sim_lanes_queue(&q, ev, n, tl->end, v) != 0)
+        return;
+    for (int c = 0; c <= last && q.n > 0; c++)
+        if ((here = waiting(tl, &q, c, who)) > tl->queue_rows)
+            tl->queue_rows = here < QUEUE_ROWS ? here : QUEUE_ROWS;
+    for (int c = 0; c <= last && q.n > 0; c++) {
+        here = waiting(tl, &q, c, who);
+        for (int p = 0; p < here && p < tl->queue_rows; p++)
+            tl->queue[p * (tl->width + 1) + c] =
+                p == QUEUE_ROWS - 1 && here > QUEUE_ROWS ? '+' : waiter_symbol(q.w[who[p]].client);
+    }
+    sim_queue_free(&q);
+}
+
 /* '}' on the time axis where a node's clock jumped forward, a column on
  * when a cut's mark is there. */
 static void draw_jumps(timeline *tl, const sim_event *ev, size_t n)
@@ -372,6 +415,12 @@ static void draw_rows(FILE *out, const timeline *tl, int marks)
             put_lane(out, tl->nodes > 1 ? label : "lock key", key_lane(tl, k),
                      from, used);
         }
+        for (int p = 0; p < tl->queue_rows; p++) {
+            char label[LABEL + 16];
+
+            snprintf(label, sizeof(label), "queue %d", p + 1);
+            put_lane(out, label, tl->queue + p * (tl->width + 1), from, used);
+        }
         if (marks)
             put_lane(out, "anomaly", tl->marks, from, used);
     }
@@ -398,7 +447,7 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->clients = clients;
     tl->lanes = clients < MAX_LANES ? clients : MAX_LANES;
     tl->nodes = nodes > 1 && nodes <= SIM_HISTORY_NODES_MAX ? nodes : 1;
-    rows = 2 * (size_t)tl->lanes + (size_t)tl->nodes + 2;
+    rows = 2 * (size_t)tl->lanes + (size_t)tl->nodes + 2 + QUEUE_ROWS;
     tl->cells = malloc(rows * (size_t)(tl->width + 1));
     tl->next_mark = calloc((size_t)tl->lanes + 1, sizeof(*tl->next_mark));
     if (tl->cells == NULL || tl->next_mark == NULL)
@@ -407,6 +456,7 @@ static int init_timeline(timeline *tl, const sim_event *ev, size_t n,
     tl->key = lane(tl, tl->lanes);
     tl->marks = lane(tl, tl->lanes + tl->nodes);
     tl->faults = lane(tl, 2 * tl->lanes + tl->nodes + 1);
+    tl->queue = lane(tl, 2 * tl->lanes + tl->nodes + 2);
     return 0;
 }
 
@@ -428,6 +478,7 @@ void sim_report_timeline(FILE *out, const sim_event *ev, size_t n,
         draw_clients(&tl, ev, n, v != NULL ? v : &own);
         draw_jumps(&tl, ev, n);
         draw_key(&tl, v != NULL ? v : &own, ev, n);
+        draw_queue(&tl, ev, n, v != NULL ? v : &own);
         marks = v != NULL && draw_marks(&tl, v);
         draw_rows(out, &tl, marks);
         sim_report_legend(out, &tl, marks);

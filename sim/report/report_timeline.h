@@ -15,6 +15,7 @@
 #define FIT_TICK 10                     /* columns per tick, lease unknown */
 #define MAX_ROWS 3                      /* more: two leases a tick, ... */
 #define MAX_LANES 52                    /* A..AZ: more would not fit a page */
+#define QUEUE_ROWS 3                    /* places of a queue drawn: more show '+' */
 #define SLACK 8                         /* columns for marks pushed past the end */
 #define RULE_GAP '\1'                   /* faults row: the rule is blank here,
                                          * but for its ticks (a cut link) */
@@ -36,6 +37,9 @@ typedef struct timeline {
     int *next_mark;   /* per lane: the first column a mark of it may take */
     char *key;        /* node k's lane: key + k * (width + 1) */
     char *marks;
+    int queue_rows;   /* rows of a ZooKeeper lock's queue drawn (v11) */
+    char *queue;      /* place p's row (the first: next to hold):
+                       * queue + p * (width + 1) */
     char *faults;     /* laid over the time axis's rule: a cut ('[', ']',
                        * and RULE_GAP between), a clock jump ('}') */
     int pushed;       /* a mark took a later column than its moment's */

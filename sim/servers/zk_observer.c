@@ -32,6 +32,7 @@
 typedef struct holder {
     int64_t czxid;   /* its node's creation; 0: nobody holds */
     int64_t owner;   /* its node's session */
+    long long seq;   /* its sequence number (v11); 0 for v10's one node */
 } holder;
 
 /* A holder's node seen gone, at t_ns: "delete" or "expired" is for its
@@ -40,6 +41,7 @@ typedef struct holder {
 typedef struct pending_end {
     int64_t t_ns;
     int64_t owner;
+    long long seq;
 } pending_end;
 
 typedef struct obs {
@@ -49,8 +51,8 @@ typedef struct obs {
     char hosts[HOSTS_LEN];
     char path[PATH_LEN];     /* the lock's node */
     holder cur;
-    char **queue;            /* the children names of the last look */
-    int32_t queued;
+    long long *queue;        /* the children of the last look: their */
+    int32_t queued;          /* sequence numbers, in order */
     pthread_t namer;         /* names the ends seen, off the asks' path: */
     pending_end pending[PENDING_MAX]; /* a ring, guarded by mu */
     int first, npending;
@@ -175,105 +177,103 @@ static long long sequence(const char *name)
     return strtoll(digits, NULL, 10);
 }
 
-static int was_queued(const obs *o, const char *name)
+/* The children's sequence numbers, in order, into *seqs (the caller
+ * frees it); children that are not a lock's are left out. How many, or
+ * -1 when out of memory. */
+static int32_t sequences(const struct String_vector *kids, long long **seqs)
 {
-    for (int32_t i = 0; i < o->queued; i++)
-        if (strcmp(o->queue[i], name) == 0)
+    int32_t i, j, n = 0;
+    long long s;
+
+    *seqs = malloc(((size_t)kids->count + 1) * sizeof(**seqs));
+    if (*seqs == NULL)
+        return -1;
+    for (i = 0; i < kids->count; i++) {
+        if ((s = sequence(kids->data[i])) < 0)
+            continue;
+        for (j = n++; j > 0 && (*seqs)[j - 1] > s; j--)
+            (*seqs)[j] = (*seqs)[j - 1];
+        (*seqs)[j] = s;
+    }
+    return n;
+}
+
+static int has(const long long *seqs, int32_t n, long long seq)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (seqs[i] == seq)
             return 1;
     return 0;
 }
 
-/* Remembers this look's children, to tell a waiter's turn from a new node. */
-static void keep_queue(obs *o, const struct String_vector *kids)
+/* Frees a list of children; it reads as empty after (the library's
+ * deallocate leaves its count). */
+static void drop(struct String_vector *kids)
 {
-    for (int32_t i = 0; i < o->queued; i++)
-        free(o->queue[i]);
-    free(o->queue);
-    o->queue = NULL;
-    o->queued = 0;
-    if (kids == NULL || kids->count == 0 ||
-        (o->queue = calloc((size_t)kids->count, sizeof(*o->queue))) == NULL)
-        return;
-    for (int32_t i = 0; i < kids->count; i++)
-        if ((o->queue[o->queued] = strdup(kids->data[i])) != NULL)
-            o->queued++;
+    deallocate_String_vector(kids);
+    *kids = (struct String_vector){ 0, NULL };
 }
 
-/* With no child, a watch for the first one: 1, or ZNONODE when one came
- * meanwhile (look again), or a ZooKeeper error. */
-static int await_first(obs *o)
+/* The children, with a watch on them (a waiter's node that comes or goes
+ * is a change of the queue), and the lowest, with a watch on it too. 0,
+ * with *lowest (czxid 0: no child) and *kids; ZNONODE to look again
+ * (the lowest went meanwhile), or an error. A lock's node that is gone
+ * has no child: the watch its parent's read left fires when it is back. */
+static int lowest_child(obs *o, holder *lowest, struct String_vector *kids)
 {
-    struct String_vector kids = { 0, NULL };
-    int rc = zoo_wget_children(o->zh, o->path, watcher, o, &kids);
-
-    if (rc == ZOK && kids.count > 0)
-        rc = ZNONODE;
-    deallocate_String_vector(&kids);
-    return rc == ZOK || rc == ZNONODE ? (rc == ZOK ? 1 : ZNONODE) : rc;
-}
-
-/* The lowest of the children, with a watch on it alone (its deletion is
- * the next change of holder; a waiter that comes or goes is none). 0 and
- * *lowest, 1 when there is none, ZNONODE to look again, or an error. */
-static int lowest_child(obs *o, holder *lowest, int *turn)
-{
-    struct String_vector kids = { 0, NULL };
     char child[PATH_LEN * 2];
     struct Stat st;
     int32_t i, best = -1;
-    int rc = zoo_get_children(o->zh, o->path, 0, &kids);
+    int rc = zoo_wget_children(o->zh, o->path, watcher, o, kids);
 
     if (rc != ZOK)
-        return rc == ZNONODE ? 1 : rc;
-    for (i = 0; i < kids.count; i++)
-        if (sequence(kids.data[i]) >= 0 &&
-            (best < 0 || sequence(kids.data[i]) < sequence(kids.data[best])))
+        return rc == ZNONODE ? 0 : rc;
+    for (i = 0; i < kids->count; i++)
+        if (sequence(kids->data[i]) >= 0 &&
+            (best < 0 || sequence(kids->data[i]) < sequence(kids->data[best])))
             best = i;
-    if (best >= 0) {
-        snprintf(child, sizeof(child), "%s/%s", o->path, kids.data[best]);
-        *turn = was_queued(o, kids.data[best]);
-        rc = zoo_wexists(o->zh, child, watcher, o, &st);
-        if (rc == ZOK)
-            *lowest = (holder){ st.czxid, st.ephemeralOwner };
-    }
-    keep_queue(o, &kids);
-    deallocate_String_vector(&kids);
-    return best < 0 ? await_first(o) : rc; /* ZNONODE: gone meanwhile */
+    if (best < 0)
+        return 0;
+    snprintf(child, sizeof(child), "%s/%s", o->path, kids->data[best]);
+    rc = zoo_wexists(o->zh, child, watcher, o, &st);
+    if (rc == ZOK)
+        *lowest = (holder){ st.czxid, st.ephemeralOwner, sequence(kids->data[best]) };
+    return rc; /* ZNONODE: gone meanwhile */
 }
 
 /* Who holds the lock now: the node itself when it is ephemeral (v10),
- * else its lowest child (v11). 0, or a ZooKeeper error. */
-static int read_holder(obs *o, holder *now, int *turn)
+ * else its lowest child (v11), whose children fill *kids. 0, or a
+ * ZooKeeper error. */
+static int read_holder(obs *o, holder *now, struct String_vector *kids)
 {
     struct Stat st;
     int rc, tries;
 
     for (tries = 0; tries < LOOK_TRIES; tries++) {
-        *now = (holder){ 0, 0 };
-        *turn = 0;
+        *now = (holder){ 0, 0, 0 };
+        drop(kids);
         rc = zoo_wexists(o->zh, o->path, watcher, o, &st);
-        if (rc == ZNONODE) {
-            keep_queue(o, NULL);
+        if (rc == ZNONODE)
             return 0;
-        }
         if (rc != ZOK)
             return rc;
         if (st.ephemeralOwner != 0) {
-            *now = (holder){ st.czxid, st.ephemeralOwner };
+            *now = (holder){ st.czxid, st.ephemeralOwner, 0 };
             return 0;
         }
-        rc = lowest_child(o, now, turn);
+        rc = lowest_child(o, now, kids);
         if (rc != ZNONODE)
-            return rc == 1 ? 0 : rc;
+            return rc;
     }
     return ZNONODE;
 }
 
-/* A key event, stamped t_ns (0: now), on the lock's one lane. */
-static void record(obs *o, int64_t t_ns, const char *word)
+/* A key event, stamped t_ns (0: now), on the lock's one lane; token: the
+ * node's sequence number (v11), 0 for v10's one node. */
+static void record(obs *o, int64_t t_ns, const char *word, long long seq)
 {
-    sim_history_add_node_at(o->h, t_ns, 0, SIM_EV_KEY, atomic_load(&o->ctl->node_port[0]),
-                            word);
+    sim_history_add_node_token_at(o->h, t_ns, 0, SIM_EV_KEY,
+                                  atomic_load(&o->ctl->node_port[0]), seq, word);
 }
 
 /* The namer thread: each end seen is named when its session has been
@@ -293,7 +293,8 @@ static void *namer(void *arg)
         o->npending--;
         o->naming = 1;
         pthread_mutex_unlock(&o->mu);
-        record(o, end.t_ns, session_open(o, end.owner) == 0 ? "expired" : "delete");
+        record(o, end.t_ns, session_open(o, end.owner) == 0 ? "expired" : "delete",
+               end.seq);
         pthread_mutex_lock(&o->mu);
         o->naming = 0;
         pthread_cond_broadcast(&o->changed);
@@ -302,9 +303,9 @@ static void *namer(void *arg)
 }
 
 /* An end seen now, for the namer; waits while its queue is full. */
-static void end_seen(obs *o, int64_t owner)
+static void end_seen(obs *o, const holder *gone)
 {
-    pending_end end = { sim_now_ns(), owner };
+    pending_end end = { sim_now_ns(), gone->owner, gone->seq };
 
     pthread_mutex_lock(&o->mu);
     while (o->npending == PENDING_MAX)
@@ -323,19 +324,51 @@ static void ends_named(obs *o)
     pthread_mutex_unlock(&o->mu);
 }
 
-/* Reads the lock and records what changed since the last look. 0, or -1
- * when the ensemble did not answer (the next look tries again). */
+/* The waiters' nodes of the last look that are gone (the holder's end is
+ * the namer's): "left" when a lower node is still there, so it never
+ * held; "gone" when none is, so it may have held between two looks. */
+static void departures(obs *o, const long long *now, int32_t n)
+{
+    for (int32_t i = 0; i < o->queued; i++)
+        if (!has(now, n, o->queue[i]) && !(o->cur.czxid != 0 && o->queue[i] == o->cur.seq))
+            record(o, 0, n > 0 && now[0] < o->queue[i] ? "left" : "gone", o->queue[i]);
+}
+
+/* The nodes of this look that the last one had not seen, but the lowest
+ * (a holder's "create"): each a waiter that queued. */
+static void arrivals(obs *o, const long long *now, int32_t n, const holder *lowest)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (!has(o->queue, o->queued, now[i]) && !(lowest->czxid != 0 && now[i] == lowest->seq))
+            record(o, 0, "queued", now[i]);
+}
+
+/* Reads the lock and records what changed since the last look: waiters
+ * gone, the holder's end, the next holder, waiters come. 0, or -1 when
+ * the ensemble did not answer (the next look tries again). */
 static int look(obs *o)
 {
+    struct String_vector kids = { 0, NULL };
+    long long *seqs = NULL;
+    int32_t n = -1;
     holder now;
-    int turn;
 
-    if (read_holder(o, &now, &turn) != 0)
+    if (read_holder(o, &now, &kids) == 0)
+        n = sequences(&kids, &seqs);
+    drop(&kids);
+    if (n < 0) {
+        free(seqs);
         return -1;
+    }
+    departures(o, seqs, n);
     if (o->cur.czxid != 0 && now.czxid != o->cur.czxid)
-        end_seen(o, o->cur.owner);
+        end_seen(o, &o->cur);
     if (now.czxid != 0 && now.czxid != o->cur.czxid)
-        record(o, 0, turn ? "first" : "create");
+        record(o, 0, has(o->queue, o->queued, now.seq) ? "first" : "create", now.seq);
+    arrivals(o, seqs, n, &now);
+    free(o->queue);
+    o->queue = seqs;
+    o->queued = n;
     o->cur = now;
     return 0;
 }

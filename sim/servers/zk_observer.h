@@ -14,6 +14,17 @@
  *   delete   the holder's node was deleted by a client (its session is open)
  *   expired  it went with its session (expired, or closed by its client)
  *
+ * and of v11's queue, the nodes that wait:
+ *
+ *   queued   a node that is not the lowest appeared: a waiter
+ *   left     a waiter's node went while a lower node stayed: it never
+ *            held (its client gave up, or died, or lost its session)
+ *   gone     a waiter's node went, and so did every node before it: it
+ *            may have held the lock between two looks, unseen
+ *
+ * Each v11 event carries its node's sequence number as its token, which
+ * ties a waiter's "queued" to the "first" of the same node.
+ *
  * The last two differ in whether the node's session (its ephemeralOwner)
  * is still open right after the deletion, which the server the observer
  * is connected to says (`dump`): a server closes a session before it
