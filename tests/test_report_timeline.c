@@ -172,7 +172,7 @@ END_TEST
 
 /* v11's queue, a row a place under the lock key: dead B's node first
  * until its turn, C's behind it, D's third ('?': it gave up, and never
- * had a turn to name it by), '+' while E waits too. */
+ * had a turn to name it by), '$' while E waits too. */
 START_TEST(test_report_queue_rows)
 {
     char why[512];
@@ -192,11 +192,11 @@ START_TEST(test_report_queue_rows)
     assert_printed("\nlock key    aaaaaaaaaaaabbbbccc\n"
                    "queue 1      bbbbbbbbbbbbcccc\n"
                    "queue 2       ccccccccccc\n"
-                   "queue 3       ?++++++??\n"
+                   "queue 3       ?$$$$$$??\n"
                    "legend      ");
     assert_printed("\n            queue:    a-z that client's node waits; queue 1 holds next\n"
                    "                      ? a waiting node whose client cannot be named\n"
-                   "                      + more than 3 wait: the rest are not drawn\n");
+                   "                      $ more than 3 wait: the rest are not drawn\n");
     assert_legend_explains();
     assert_narrow(72);
 }

@@ -27,7 +27,7 @@ static const symbol key_symbols[] = {
 static const symbol queue_symbols[] = {
     { '?', "a waiting node whose client cannot be named" },
     { '&', "the node of a client past Z" },
-    { '+', "more than 3 wait: the rest are not drawn" }, { 0, NULL } };
+    { '$', "more than 3 wait: the rest are not drawn" }, { 0, NULL } };
 /* On the time axis's rule; '[' is told with its ']' as one item. */
 static const symbol axis_symbols[] = {
     { '[', "] a client cut off from the lock's servers" },

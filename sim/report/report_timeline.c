@@ -275,7 +275,8 @@ static int waiting(const timeline *tl, const sim_queue *q, int c, size_t *who)
 
 /* v11's waiting nodes under the key lane, a row per place: the first is
  * the next to hold. As many rows as ever waited in one column, up to
- * QUEUE_ROWS; where more wait, the last row shows '+'. */
+ * QUEUE_ROWS; where more wait, the last row shows '$' (not '+', the time
+ * axis's mark). */
 static void draw_queue(timeline *tl, const sim_event *ev, size_t n, const sim_verdict *v)
 {
     size_t who[QUEUE_ROWS];
@@ -291,7 +292,7 @@ static void draw_queue(timeline *tl, const sim_event *ev, size_t n, const sim_ve
         here = waiting(tl, &q, c, who);
         for (int p = 0; p < here && p < tl->queue_rows; p++)
             tl->queue[p * (tl->width + 1) + c] =
-                p == QUEUE_ROWS - 1 && here > QUEUE_ROWS ? '+' : waiter_symbol(q.w[who[p]].client);
+                p == QUEUE_ROWS - 1 && here > QUEUE_ROWS ? '$' : waiter_symbol(q.w[who[p]].client);
     }
     sim_queue_free(&q);
 }
