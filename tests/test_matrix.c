@@ -13,7 +13,8 @@
  * And what README.md's story of the row says of this stage's cell (who
  * read what, whose write came last, how many sales, who was inside
  * together) must be what the run's history shows: tests/row_claims.c.
- * Of v11, the observer must have seen each waiter's node queue. */
+ * Of v11, the observer must have seen each waiter's node queue; of both
+ * ZooKeeper stages, a node its holder's release deleted must be told so. */
 #define _GNU_SOURCE
 #include <libgen.h>
 #include <limits.h>
@@ -205,6 +206,20 @@ static void assert_queue(const sim_run *run)
                       "nodes queue", CAPS.stage, run->info.scenario, queued);
 }
 
+/* A ZooKeeper node that its holder's release deleted is told "delete",
+ * even when the client closed its session right after, as it leaves: in
+ * slow-holder every holder releases, and no session ends before. */
+static void assert_node_ends(const sim_run *run)
+{
+    if (!STAGE_ZOOKEEPER || strcmp(run->info.scenario, "slow-holder") != 0)
+        return;
+    for (size_t i = 0; i < run->n; i++)
+        ck_assert_msg(run->ev[i].type != SIM_EV_KEY || strcmp(run->ev[i].detail, "expired") != 0,
+                      "v%d slow-holder: a node went at %lld ms, told \"expired\"; every node "
+                      "here is deleted by its holder's release", CAPS.stage,
+                      (long long)((run->ev[i].t_ns - run->t0_ns) / 1000000));
+}
+
 static void assert_replay(const sim_run *run, const sim_verdict *v)
 {
     char path[SIM_PATH_LEN + 32], why[512];
@@ -260,6 +275,7 @@ START_TEST(test_matrix_cell)
     assert_cell(&run, &v, expected);
     assert_story(&run, &v);
     assert_queue(&run);
+    assert_node_ends(&run);
     assert_replay(&run, &v);
     printf("  ... Passed -- %.1f s, %d client%s, %zu events, lease %ld ms, seed %u\n",
            run.elapsed_ms / 1000.0, run.nclients, run.nclients == 1 ? "" : "s",

@@ -378,10 +378,23 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     return 0;
 }
 
+/* A ZooKeeper client's session closes with its handle. The observer names
+ * a node's end by asking whether its session is still open: the node a
+ * release deleted would be told "expired" if the session closed first. So
+ * the last ask waits until every end the observer saw is named. */
+static void last_ask(sim_workload *w)
+{
+    if (w->lock == NULL || w->ctl->observed != SIM_OBSERVED_ASKED)
+        return;
+    atomic_store(&w->ctl->client[w->client].closing, 1);
+    sim_observer_ask(w->ctl, w->client, ++w->sync_seq, ASK_TIMEOUT_MS);
+}
+
 void sim_workload_close(sim_workload *w)
 {
     int i;
 
+    last_ask(w);
     dlock_free(w->lock);
     redisFree(w->resource);
     for (i = 0; i < SIM_NODES_MAX; i++) {

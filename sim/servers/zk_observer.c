@@ -376,8 +376,8 @@ static int look(obs *o)
 /* ---- the observer process ----------------------------------------------------- */
 
 /* Every ask not answered yet gets its answer after one sync and one look:
- * a client's at once, the simulator's (the run's end) once every end
- * seen is named too. */
+ * a client's at once, the simulator's (the run's end) and a leaving
+ * client's once every end seen is named too. */
 static void answer_asks(obs *o)
 {
     long long asked[SIM_ORCHESTRATOR + 1];
@@ -393,7 +393,7 @@ static void answer_asks(obs *o)
     if (look(o) != 0)
         return;
     for (i = 0; i <= SIM_ORCHESTRATOR; i++) {
-        if (i == SIM_ORCHESTRATOR)
+        if (i == SIM_ORCHESTRATOR || atomic_load(&o->ctl->client[i].closing))
             ends_named(o);
         if (asked[i] > atomic_load(&o->ctl->client[i].synced[0]))
             atomic_store(&o->ctl->client[i].synced[0], asked[i]);
