@@ -186,6 +186,7 @@ static int queued_before(const sim_run *run, size_t i, int64_t seq)
 static void assert_queue(const sim_run *run)
 {
     size_t queued = 0;
+    int sequential = 0;
 
     if (!STAGE_ZOOKEEPER || !CAPS.queue)
         return;
@@ -195,13 +196,18 @@ static void assert_queue(const sim_run *run)
         if (e->type != SIM_EV_KEY)
             continue;
         queued += strcmp(e->detail, "queued") == 0;
+        sequential |= e->token != 0;
         ck_assert_msg(strcmp(e->detail, "first") != 0 || queued_before(run, i, e->token),
                       "v%d %s: node %lld had its turn at %lld ms, but the observer never "
                       "saw it queue", CAPS.stage, run->info.scenario, (long long)e->token,
                       (long long)((e->t_ns - run->t0_ns) / 1000000));
     }
-    if (strcmp(run->info.scenario, "crash-waiting") == 0 ||
-        strcmp(run->info.scenario, "slow-holder") == 0)
+    /* A lock of one node and no children (v10's lock.c graded as v11, as
+     * the course hands it out) has no queue to see: its cells are the
+     * answer key's to judge, not this. The second node of a queue lock
+     * is the first with a sequence number other than 0. */
+    if (sequential && (strcmp(run->info.scenario, "crash-waiting") == 0 ||
+                       strcmp(run->info.scenario, "slow-holder") == 0))
         ck_assert_msg(queued >= 2, "v%d %s: B and C wait behind A, and the observer saw %zu "
                       "nodes queue", CAPS.stage, run->info.scenario, queued);
 }
