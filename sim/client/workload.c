@@ -386,7 +386,7 @@ static void last_ask(sim_workload *w)
 {
     if (w->lock == NULL || w->ctl->observed != SIM_OBSERVED_ASKED)
         return;
-    atomic_store(&w->ctl->client[w->client].closing, 1);
+    atomic_store(&w->ctl->client[w->client].all_named, 1);
     sim_observer_ask(w->ctl, w->client, ++w->sync_seq, ASK_TIMEOUT_MS);
 }
 

@@ -79,9 +79,10 @@ typedef struct sim_client_slot {
     atomic_llong asked;        /* the last sync asked of an observer that reads
                                 * the servers itself (SIM_OBSERVED_ASKED); it
                                 * answers in synced[0] */
-    atomic_int closing;        /* its session closes after this ask: the
-                                * observer answers once every end it saw is
-                                * named (zk_observer.h) */
+    atomic_int all_named;      /* its asks are answered once every end the
+                                * observer saw is named too (zk_observer.h):
+                                * the simulator's at the run's end, a
+                                * client's whose session is about to close */
     atomic_llong bench_target; /* BENCH_SOLO: pairs to have done; the bench raises it */
     atomic_llong bench_done;   /* BENCH_SOLO: pairs done so far */
     atomic_llong bench_ns;     /* BENCH_SOLO: time spent doing them */

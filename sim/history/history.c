@@ -223,7 +223,7 @@ int sim_history_add_link(sim_history *h, int client, int node,
 int sim_history_add_node_at(sim_history *h, int64_t t_ns, int node, sim_event_type type,
                             int64_t value, const char *detail)
 {
-    return add_at(h, t_ns, SIM_NO_CLIENT, 0, node, type, value, 0, 0, detail);
+    return sim_history_add_node_token_at(h, t_ns, node, type, value, 0, detail);
 }
 
 int sim_history_add_node_token_at(sim_history *h, int64_t t_ns, int node,

@@ -76,13 +76,9 @@ static void band(sim_svg *s, const sim_queue *q, size_t w, int p, int64_t from,
 
 int sim_svg_queue_places(const sim_svg *s, const sim_queue *q)
 {
-    size_t who[SIM_SVG_QUEUE_PLACES];
-    int longest = 0, here;
-
-    for (size_t i = 0; s->nodes == 1 && i < q->n; i++)
-        if ((here = sim_queue_at(q, q->w[i].from, q->w[i].from, who, 0)) > longest)
-            longest = here;
-    return longest < SIM_SVG_QUEUE_PLACES ? longest : SIM_SVG_QUEUE_PLACES;
+    if (s->nodes != 1)
+        return 0;
+    return q->longest < SIM_SVG_QUEUE_PLACES ? q->longest : SIM_SVG_QUEUE_PLACES;
 }
 
 void sim_svg_queue_lane(sim_svg *s, const sim_queue *q, int rows, int y)

@@ -184,16 +184,18 @@ static void draw_clients(timeline *tl, const sim_event *ev, size_t n, const sim_
 
 /* ---- the key and the anomalies ----------------------------------------------- */
 
-/* Upper case: the owner's key has a TTL; lower case: it has none, and
- * will never go away by itself. */
-static char key_symbol(const sim_key_span *k, int ttl)
+/* A client's letter in the key lane and the queue's: upper case when its
+ * key has a TTL, lower case when it has none (it never goes away by
+ * itself; a ZooKeeper node goes with its session). */
+static char owner_symbol(int owner, int ttl)
 {
-    if (k->owner < 0)
+    if (owner < 0)
         return '?';
-    if (k->owner >= 26)
+    if (owner >= 26)
         return '&';
-    return (char)((ttl ? 'A' : 'a') + k->owner);
+    return (char)((ttl ? 'A' : 'a') + owner);
 }
+
 
 /* ':' while a node is down: from its death to its restart, or to the
  * run's end. */
@@ -237,8 +239,8 @@ static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
         if (from > last)
             continue;
         for (int c = from; c <= last; c++)
-            key_lane(tl, s->node)[c] = key_symbol(s, tl->t0 + (int64_t)(c + 1) *
-                                                  tl->per_col > s->ttl_ns);
+            key_lane(tl, s->node)[c] = owner_symbol(s->owner, tl->t0 + (int64_t)(c + 1) *
+                                                    tl->per_col > s->ttl_ns);
         next[s->node] = from + 1;
     }
     /* The moment a node's server lost its keys, drawn over its lane: the
@@ -255,15 +257,6 @@ static void draw_key(timeline *tl, const sim_verdict *v, const sim_event *ev,
 }
 
 /* ---- the queue --------------------------------------------------------------- */
-
-/* A waiting node's client, as the key lane writes a node: lower case,
- * for it goes with its session. */
-static char waiter_symbol(int client)
-{
-    if (client < 0)
-        return '?';
-    return client >= 26 ? '&' : (char)('a' + client);
-}
 
 /* How many waited at any moment of column c's time. */
 static int waiting(const timeline *tl, const sim_queue *q, int c, size_t *who)
@@ -292,7 +285,7 @@ static void draw_queue(timeline *tl, const sim_event *ev, size_t n, const sim_ve
         here = waiting(tl, &q, c, who);
         for (int p = 0; p < here && p < tl->queue_rows; p++)
             tl->queue[p * (tl->width + 1) + c] =
-                p == QUEUE_ROWS - 1 && here > QUEUE_ROWS ? '$' : waiter_symbol(q.w[who[p]].client);
+                p == QUEUE_ROWS - 1 && here > QUEUE_ROWS ? '$' : owner_symbol(q.w[who[p]].client, 0);
     }
     sim_queue_free(&q);
 }

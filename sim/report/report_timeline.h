@@ -15,7 +15,7 @@
 #define FIT_TICK 10                     /* columns per tick, lease unknown */
 #define MAX_ROWS 3                      /* more: two leases a tick, ... */
 #define MAX_LANES 52                    /* A..AZ: more would not fit a page */
-#define QUEUE_ROWS 3                    /* places of a queue drawn: more show '+' */
+#define QUEUE_ROWS 3                    /* places of a queue drawn: more show '$' */
 #define SLACK 8                         /* columns for marks pushed past the end */
 #define RULE_GAP '\1'                   /* faults row: the rule is blank here,
                                          * but for its ticks (a cut link) */

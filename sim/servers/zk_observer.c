@@ -375,9 +375,9 @@ static int look(obs *o)
 
 /* ---- the observer process ----------------------------------------------------- */
 
-/* Every ask not answered yet gets its answer after one sync and one look:
- * a client's at once, the simulator's (the run's end) and a leaving
- * client's once every end seen is named too. */
+/* Every ask not answered yet gets its answer after one sync and one look,
+ * and once every end seen is named too where its slot says so
+ * (all_named: the simulator's at the run's end, a leaving client's). */
 static void answer_asks(obs *o)
 {
     long long asked[SIM_ORCHESTRATOR + 1];
@@ -393,7 +393,7 @@ static void answer_asks(obs *o)
     if (look(o) != 0)
         return;
     for (i = 0; i <= SIM_ORCHESTRATOR; i++) {
-        if (i == SIM_ORCHESTRATOR || atomic_load(&o->ctl->client[i].closing))
+        if (atomic_load(&o->ctl->client[i].all_named))
             ends_named(o);
         if (asked[i] > atomic_load(&o->ctl->client[i].synced[0]))
             atomic_store(&o->ctl->client[i].synced[0], asked[i]);

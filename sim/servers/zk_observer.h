@@ -32,8 +32,9 @@
  * request, so an end is named just after the next holder's client has
  * its answer, and stamped when it was seen. A client's session also
  * closes when it leaves, right after its last release: its last ask
- * (closing) is answered once every end seen is named, so that its node is
- * not told "expired" for a session that was still open when it went.
+ * (all_named, as the simulator's at the run's end) is answered once every
+ * end seen is named, so that its node is not told "expired" for a
+ * session that was still open when it went.
  *
  * Sync: a client that took the lock asks (sim_observer_ask, through the
  * control block); the observer makes its server catch up with the leader

@@ -189,11 +189,12 @@ static int clock_jump(sim_servers *s, int node, long ms, char *errstr, size_t le
 }
 
 /* The observer reads the ensemble once more: every change the clients
- * made is recorded. */
+ * made is recorded, and every node's end named. */
 static void drain(sim_servers *s)
 {
     zk_kind *z = self(s);
 
+    atomic_store(&s->ctl->client[SIM_ORCHESTRATOR].all_named, 1);
     sim_observer_ask(s->ctl, SIM_ORCHESTRATOR, ++z->drained, OBSERVER_TIMEOUT_MS);
 }
 
