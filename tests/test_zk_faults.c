@@ -34,10 +34,15 @@ static void *counter_open(void)
     return zk_open();
 }
 
+/* A read of the counter syncs first: each client's session may be on a
+ * follower that has not applied the last holder's write yet, which was
+ * acknowledged by the leader and the other follower; an increment on
+ * that stale value would lose an update with one holder at a time. */
 static long long counter_get(void *conn)
 {
     char buf[32];
-    int len = sizeof(buf) - 1, rc = zoo_get(conn, COUNTER, 0, buf, &len, NULL);
+    int len = sizeof(buf) - 1, rc = zk_sync(conn) == 0 ? zoo_get(conn, COUNTER, 0, buf, &len,
+                                                                 NULL) : ZSYSTEMERROR;
 
     if (rc == ZNONODE)
         return 0;

@@ -53,11 +53,28 @@ void zk_path(char *out, size_t len, const char *name)
     snprintf(out, len, "%s/%s", SIM_ZK_ROOT, name);
 }
 
+/* Sync answers so far in this process: a counter, not a flag on the
+ * caller's stack, which an answer later than the wait would write after
+ * it returned. */
+static atomic_int syncs;
+
 static void synced(int rc, const char *value, const void *data)
 {
     (void)rc;
     (void)value;
-    atomic_store((atomic_int *)data, 1);
+    atomic_fetch_add((atomic_int *)data, 1);
+}
+
+int zk_sync(zhandle_t *zh)
+{
+    int64_t deadline = harness_now_ms() + CONNECT_MS;
+    int seen = atomic_load(&syncs);
+
+    if (zoo_async(zh, "/", synced, &syncs) != ZOK)
+        return -1;
+    while (atomic_load(&syncs) == seen && harness_now_ms() < deadline)
+        harness_sleep_ms(1);
+    return atomic_load(&syncs) != seen ? 0 : -1;
 }
 
 /* The test's server catches up with the leader (sync) before a read:
@@ -65,14 +82,7 @@ static void synced(int rc, const char *value, const void *data)
  * that the lock's client already saw acknowledged. */
 static void catch_up(zhandle_t *zh)
 {
-    int64_t deadline = harness_now_ms() + CONNECT_MS;
-    atomic_int done = 0;
-    int rc = zoo_async(zh, "/", synced, &done);
-
-    ck_assert_msg(rc == ZOK, "sync: %s", zerror(rc));
-    while (!atomic_load(&done) && harness_now_ms() < deadline)
-        harness_sleep_ms(1);
-    ck_assert_msg(atomic_load(&done), "sync: no answer within %d ms", CONNECT_MS);
+    ck_assert_msg(zk_sync(zh) == 0, "sync: no answer within %d ms", CONNECT_MS);
 }
 
 int zk_nodes(zhandle_t *zh, const char *name)

@@ -41,6 +41,11 @@ void zk_path(char *out, size_t len, const char *name);
  * leader has them (the test's server syncs first). */
 int zk_nodes(zhandle_t *zh, const char *name);
 
+/* The session's server catches up with the leader: a read after it sees
+ * every write acknowledged before it. 0, or -1 when no answer came in
+ * time (it never asserts: a forked client calls it too). */
+int zk_sync(zhandle_t *zh);
+
 /* Someone holds the lock name (it has a node). */
 int zk_holds(zhandle_t *zh, const char *name);
 
