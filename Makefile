@@ -323,10 +323,12 @@ sim-test: $(BUILD)/test_sim
 
 # ---- the server kinds' own tests (no stage) --------------------------------
 # A real ZooKeeper ensemble of three, as the simulator starts it: one
-# leader, the leader killed and replaced, a node restarted empty, and no
-# java process or dir left behind, also after Ctrl-C.
+# leader, the leader killed and replaced, a node restarted empty, no java
+# process or dir left behind, also after Ctrl-C, and a matrix's shared
+# ensemble, whose clocks a run may move.
 SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o \
                      $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o
+$(BUILD)/tests/test_ensemble.o: CFLAGS += $(ZK_CFLAGS)
 
 $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -334,7 +336,7 @@ $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
 .PHONY: servers-test
 servers-test: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/test_servers
-	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty =="
+	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty, a shared one's clocks =="
 	@$(BUILD)/test_servers
 
 # ---- the commands as a user types them (no Redis) -------------------------

@@ -1,6 +1,7 @@
 /* run_servers: the server kinds' own tests (build/test_servers): a real
  * ZooKeeper ensemble started, its leader killed, a node restarted empty,
- * and nothing left behind, also after Ctrl-C. No stage and no lock.
+ * nothing left behind, also after Ctrl-C, and a matrix's shared ensemble
+ * whose clocks a clock-jump run moves. No lock.
  * Prints Check's summary line and exits non-zero when any test failed. */
 #include <check.h>
 

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,16 +17,23 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <zookeeper/zookeeper.h>
 
 #include "cluster.h"
 #include "ensemble.h"
 #include "history.h"
 #include "proc.h"
 #include "rundir.h"
+#include "servers.h"
 #include "tcases.h"
+#include "util.h"
 
 #define NODES 3
 #define TCASE_TIMEOUT_S 240 /* three JVMs on a loaded 2-core machine, twice */
+#define ZK_STAGE 10         /* a stage whose lock lives in an ensemble */
+#define JUMP_MS 60000       /* far beyond the test's own time */
+#define SESSION_MS 1000     /* the other run's session */
+#define CONNECT_MS 20000
 
 static sim_ensemble fixture;    /* the tcase's ensemble */
 
@@ -280,6 +289,101 @@ START_TEST(test_ensemble_interrupt_leaves_nothing)
 }
 END_TEST
 
+/* ---- a matrix's shared ensemble ----------------------------------------------- */
+
+/* A session to the servers s's lock lives on, connected. */
+static zhandle_t *open_session(const sim_servers *s)
+{
+    char hosts[SIM_NODES_MAX * 24];
+    int64_t deadline = sim_now_ns() + (int64_t)CONNECT_MS * 1000000;
+    size_t used = 0;
+    zhandle_t *zh;
+
+    for (int i = 0; i < s->nodes; i++)
+        used += (size_t)snprintf(hosts + used, sizeof(hosts) - used, "%s127.0.0.1:%d",
+                                 i ? "," : "", s->port[i]);
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    zh = zookeeper_init(hosts, NULL, SESSION_MS, NULL, NULL, 0);
+    ck_assert_msg(zh != NULL, "cannot open a ZooKeeper session to %s", hosts);
+    while (zoo_state(zh) != ZOO_CONNECTED_STATE && sim_now_ns() < deadline)
+        sim_sleep_ms(5);
+    ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "no server of %s answered within "
+                  "%d ms", hosts, CONNECT_MS);
+    return zh;
+}
+
+/* path's ctime, as the leader stamped it from its wall clock. */
+static int64_t create_ctime(zhandle_t *zh, const char *path)
+{
+    struct Stat st;
+    int rc = zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+
+    ck_assert_msg(rc == ZOK, "create %s: %s", path, zerror(rc));
+    ck_assert_msg((rc = zoo_exists(zh, path, 0, &st)) == ZOK, "exists %s: %s", path,
+                  zerror(rc));
+    return st.ctime;
+}
+
+/* The clock library, next to this program: build/clockshim.so. */
+static void clock_shim(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    ck_assert_msg(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+    self[n] = '\0';
+    snprintf(out, len, "%s/clockshim.so", dirname(self));
+    ck_assert_msg(access(out, R_OK) == 0, "the clock library %s is missing: build it with "
+                  "make", out);
+}
+
+/* A matrix starts one ensemble for its runs that kill and restart no
+ * server. A clock-jump run is one of them: it moves every server's wall
+ * clock, which a node that another run creates shows in its ctime, while
+ * that run's session, timed by the monotonic clock, lives on. */
+START_TEST(test_shared_ensemble_clock_jump)
+{
+    const sim_stage *stage = sim_stage_get(ZK_STAGE);
+    char shim[PATH_MAX], path[SIM_PATH_LEN + 16], err[512];
+    sim_servers jumper, other;
+    int64_t before, after, t0, took;
+    sim_history *h;
+    zhandle_t *zh;
+
+    setenv("TMPDIR", rundir_path(), 1); /* its dirs go with the run's, failed or not */
+    clock_shim(shim, sizeof(shim));
+    ck_assert_msg(sim_servers_share(stage, shim, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(sim_servers_start_clock(&jumper, stage, SIM_SERVERS_SHARED | SIM_SERVERS_CLOCK,
+                                          shim, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(sim_servers_start(&other, stage, SIM_SERVERS_SHARED, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_msg(jumper.port[0] == other.port[0], "the clock-jump run has an ensemble of its "
+                  "own (port %d), not the shared one (port %d)", jumper.port[0], other.port[0]);
+    snprintf(path, sizeof(path), "%s/shared.history", rundir_path());
+    ck_assert_msg((h = sim_history_create(path, err, sizeof(err))) != NULL, "%s", err);
+    jumper.h = h;
+    zh = open_session(&other);
+    t0 = sim_now_ns();
+    before = create_ctime(zh, "/shared-before-the-jump");
+    ck_assert_msg(sim_servers_clock_jump(&jumper, 0, JUMP_MS, err, sizeof(err)) == 0, "%s",
+                  err);
+    sim_sleep_ms(3 * SESSION_MS);
+    ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "the other run's session is not "
+                  "connected 3 timeouts after the jump (state %d)", zoo_state(zh));
+    after = create_ctime(zh, "/shared-after-the-jump");
+    took = (sim_now_ns() - t0) / 1000000;
+    ck_assert_msg(after - before >= JUMP_MS && after - before <= JUMP_MS + took,
+                  "the nodes' ctimes are %lld ms apart, %lld ms of real time: the shared "
+                  "servers' clocks did not jump %d ms", (long long)(after - before),
+                  (long long)took, JUMP_MS);
+    zookeeper_close(zh);
+    sim_history_close(h);
+    sim_servers_stop(&jumper);
+    sim_servers_stop(&other);
+    sim_servers_unshare();
+}
+END_TEST
+
 /* A tcase of the tests, added to s, on an ensemble of its own. */
 static void ensemble_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n)
 {
@@ -298,6 +402,7 @@ Suite *ensemble_suite(void)
     };
     const TTest *failover[] = { test_ensemble_leader_killed };
     const TTest *restart[] = { test_ensemble_restart_empty };
+    const TTest *shared[] = { test_shared_ensemble_clock_jump };
     /* These start ensembles of their own. */
     const TTest *cleanup[] = {
         test_ensemble_stop_leaves_nothing, test_ensemble_interrupt_leaves_nothing,
@@ -308,5 +413,6 @@ Suite *ensemble_suite(void)
     ENSEMBLE_TCASE(s, "failover", failover);
     ENSEMBLE_TCASE(s, "restart", restart);
     tcase_set_timeout(ADD_TCASE(s, "cleanup", cleanup), TCASE_TIMEOUT_S);
+    tcase_set_timeout(ADD_TCASE(s, "shared", shared), TCASE_TIMEOUT_S);
     return s;
 }

@@ -207,26 +207,23 @@ static int needs_proxy(const runner *r)
            nodes_apart(r, SIM_FAULT_CLOCK_JUMP) > 0;
 }
 
-/* The clock library, built next to the stages' folders of the client
- * program's build: build/clockshim.so for build/v3/client. Its whole
- * path: a server preloads it from a dir of its own. */
-static int find_shim(runner *r, char *errstr, size_t len)
+/* Its whole path: a server preloads it from a dir of its own. */
+int sim_runner_clock_shim(const char *prog, char *shim, char *errstr, size_t len)
 {
-    const char *prog = r->cfg->client_program, *slash = strrchr(prog, '/');
+    const char *slash = strrchr(prog, '/');
     char near[PATH_MAX];
     int n = snprintf(near, sizeof(near), "%.*s/../%s", slash != NULL ? (int)(slash - prog) : 1,
                      slash != NULL ? prog : ".", CLOCK_SHIM);
 
-    if (n < 0 || (size_t)n >= sizeof(near) || realpath(near, r->shim) == NULL)
+    if (n < 0 || (size_t)n >= sizeof(near) || realpath(near, shim) == NULL)
         return sim_error(errstr, len, "the clock library %s is missing: build it with make",
                          near);
     return 0;
 }
 
-int sim_runner_faults_servers(const sim_scenario *s)
+int sim_runner_kills_servers(const sim_scenario *s)
 {
-    return s->fault.kind == SIM_FAULT_FAILOVER || s->fault.kind == SIM_FAULT_RESTART ||
-           s->fault.kind == SIM_FAULT_CLOCK_JUMP;
+    return s->fault.kind == SIM_FAULT_FAILOVER || s->fault.kind == SIM_FAULT_RESTART;
 }
 
 static int start_servers(runner *r, char *errstr, size_t len)
@@ -236,11 +233,11 @@ static int start_servers(runner *r, char *errstr, size_t len)
 
     if (r->cfg->sentinel)
         flags |= SIM_SERVERS_SENTINEL;
-    if (!sim_runner_faults_servers(r->s))
+    if (!sim_runner_kills_servers(r->s))
         flags |= SIM_SERVERS_SHARED;
     if (r->s->fault.kind != SIM_FAULT_CLOCK_JUMP)
         return sim_servers_start(&r->srv, sim_stage_get(r->cfg->stage), flags, errstr, len);
-    if (find_shim(r, errstr, len) != 0)
+    if (sim_runner_clock_shim(r->cfg->client_program, r->shim, errstr, len) != 0)
         return -1;
     return sim_servers_start_clock(&r->srv, sim_stage_get(r->cfg->stage),
                                    flags | SIM_SERVERS_CLOCK, r->shim, errstr, len);

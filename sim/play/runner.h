@@ -54,9 +54,16 @@ int sim_runner_play(const sim_scenario *s, const sim_run_config *cfg,
 
 void sim_runner_free(sim_run *run);
 
-/* Whether s's fault touches a server (kills it, moves its clock): a run
- * whose fault touches none may share its servers with other runs. */
-int sim_runner_faults_servers(const sim_scenario *s);
+/* Whether s's fault kills or restarts a server: a run whose fault does
+ * neither may share its servers with other runs (a clock jump on shared
+ * servers is the kind's to allow, servers.h). */
+int sim_runner_kills_servers(const sim_scenario *s);
+
+/* The clock library, built next to the stages' folders of the client
+ * program's build: build/clockshim.so for build/v3/client. Its whole
+ * path into shim (PATH_MAX bytes), 0; or -1 with errstr. */
+int sim_runner_clock_shim(const char *client_program, char *shim, char *errstr,
+                          size_t len);
 
 /* One cell of a matrix: a scenario against a stage. */
 typedef struct sim_cell {
@@ -70,8 +77,8 @@ typedef struct sim_cell {
  * what sim_runner_play returns for cells[i], in the order of cells. Each
  * cell starts its own servers on its own ports in its own temp dir, so
  * the cells cannot meet; but where a kind shares servers (a ZooKeeper
- * ensemble, servers.h), the cells whose fault kills no server use one
- * started here, each under a lock name of its own. progress (may be NULL) is told of each cell
+ * ensemble, servers.h), the cells whose fault kills or restarts no server
+ * use one started here, each under a lock name of its own. progress (may be NULL) is told of each cell
  * played. 0, or -1 with errstr naming the cell that broke; runs hold
  * nothing then. */
 int sim_runner_play_cells(const sim_cell *cells, size_t n,

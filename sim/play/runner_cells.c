@@ -83,14 +83,20 @@ static void forward_progress(size_t done, size_t total, void *arg)
 }
 
 /* The servers the cells of a kind may share (servers.h), started before
- * the pool forks the cells, so that every cell finds them. */
+ * the pool forks the cells, so that every cell finds them; under the
+ * clock library, for the cells whose fault moves a clock. */
 static int share_servers(const sim_cell *cells, size_t n, char *errstr, size_t len)
 {
+    static char shim[PATH_MAX]; /* outlives the shared servers */
     size_t i;
 
     for (i = 0; i < n; i++) {
-        if (!sim_runner_faults_servers(cells[i].s) &&
-            sim_servers_share(sim_stage_get(cells[i].stage), errstr, len) != 0)
+        if (sim_runner_kills_servers(cells[i].s))
+            continue;
+        if (shim[0] == '\0' &&
+            sim_runner_clock_shim(cells[i].program, shim, errstr, len) != 0)
+            return -1;
+        if (sim_servers_share(sim_stage_get(cells[i].stage), shim, errstr, len) != 0)
             return -1;
     }
     return 0;

@@ -109,13 +109,14 @@ int sim_servers_clock_jump(sim_servers *s, int node, long ms, char *errstr, size
     return s->kind->clock_jump(s, node, ms, errstr, len);
 }
 
-int sim_servers_share(const sim_stage *stage, char *errstr, size_t len)
+int sim_servers_share(const sim_stage *stage, const char *clock_shim, char *errstr,
+                      size_t len)
 {
     const sim_servers_kind *kind = sim_servers_kind_get(stage->server);
 
     if (kind == NULL || kind->share == NULL)
         return 0;
-    return kind->share(errstr, len);
+    return kind->share(clock_shim, errstr, len);
 }
 
 void sim_servers_unshare(void)

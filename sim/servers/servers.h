@@ -45,9 +45,9 @@
 #define SIM_SERVERS_SENTINEL 0x2 /* Redis: a real redis-sentinel promotes it */
 #define SIM_SERVERS_CLOCK 0x4    /* each node's wall clock can jump (clock_jump):
                                   * Redis runs it under a preload library */
-#define SIM_SERVERS_SHARED 0x8   /* the run faults no server: it may use the
-                                  * servers sim_servers_share started, with a
-                                  * lock name of its own */
+#define SIM_SERVERS_SHARED 0x8   /* the run kills and restarts no server: it
+                                  * may use the servers sim_servers_share
+                                  * started, with a lock name of its own */
 
 typedef struct sim_servers sim_servers;
 
@@ -65,9 +65,12 @@ typedef struct sim_servers_kind {
     void (*stop)(sim_servers *s);
     int (*clock_jump)(sim_servers *s, int node, long ms, char *errstr, size_t len);
     /* Optional (NULL: each run starts its own): servers that the runs of
-     * one matrix share when no fault touches them; started in the
-     * process that forks the runs, before it does. */
-    int (*share)(char *errstr, size_t len);
+     * one matrix share when their fault kills and restarts none; started
+     * in the process that forks the runs, before it does, under the clock
+     * library. A run whose fault moves a clock (SIM_SERVERS_CLOCK) shares
+     * them only where the kind knows that no other run's lock is timed by
+     * that clock. */
+    int (*share)(const char *clock_shim, char *errstr, size_t len);
     void (*unshare)(void);
 } sim_servers_kind;
 
@@ -125,9 +128,11 @@ void sim_servers_stop(sim_servers *s);
 /* Before a matrix forks its runs: the servers that the runs of stage's
  * kind started with SIM_SERVERS_SHARED use (a ZooKeeper ensemble takes
  * seconds of CPU to start; a run that kills no server need not start its
- * own). Once per kind; nothing for a kind that shares none. 0, or -1 with
- * errstr. */
-int sim_servers_share(const sim_stage *stage, char *errstr, size_t len);
+ * own), each node under the clock library at clock_shim (a path that
+ * outlives them). Once per kind; nothing for a kind that shares none. 0,
+ * or -1 with errstr. */
+int sim_servers_share(const sim_stage *stage, const char *clock_shim, char *errstr,
+                      size_t len);
 
 /* Stops every kind's shared servers. Idempotent. */
 void sim_servers_unshare(void);
