@@ -289,6 +289,27 @@ START_TEST(test_ensemble_interrupt_leaves_nothing)
 }
 END_TEST
 
+/* ---- ports ------------------------------------------------------------------ */
+
+/* A server's ports lie below the kernel's range for the local ends of
+ * outgoing connections: a client's connect cannot take one between the
+ * moment it is found free and the moment a slow JVM binds it. */
+START_TEST(test_ports_below_the_ephemeral_range)
+{
+    int low = 0, port, i;
+    char err[256];
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+    ck_assert_msg(f != NULL && fscanf(f, "%d", &low) == 1, "cannot read the kernel's range");
+    fclose(f);
+    for (i = 0; i < 50; i++) {
+        ck_assert_msg((port = sim_server_free_ports(6, err, sizeof(err))) > 0, "%s", err);
+        ck_assert_msg(port >= 1024 && port + 5 < low, "ports %d-%d: the kernel hands out "
+                      "%d and up to outgoing connections", port, port + 5, low);
+    }
+}
+END_TEST
+
 /* ---- a node down from the start --------------------------------------------- */
 
 /* A restart run's third node is down before any client runs: it is never
@@ -440,6 +461,7 @@ Suite *ensemble_suite(void)
     };
     const TTest *failover[] = { test_ensemble_leader_killed };
     const TTest *restart[] = { test_ensemble_restart_empty };
+    const TTest *ports[] = { test_ports_below_the_ephemeral_range };
     const TTest *down[] = { test_ensemble_down_from_the_start, test_ensemble_down_no_majority };
     const TTest *shared[] = { test_shared_ensemble_clock_jump };
     /* These start ensembles of their own. */
@@ -452,6 +474,7 @@ Suite *ensemble_suite(void)
     ENSEMBLE_TCASE(s, "failover", failover);
     ENSEMBLE_TCASE(s, "restart", restart);
     tcase_set_timeout(ADD_TCASE(s, "cleanup", cleanup), TCASE_TIMEOUT_S);
+    ADD_TCASE(s, "ports", ports);
     tcase_set_timeout(ADD_TCASE(s, "down from the start", down), TCASE_TIMEOUT_S);
     tcase_set_timeout(ADD_TCASE(s, "shared", shared), TCASE_TIMEOUT_S);
     return s;

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,6 +28,7 @@
 #define POLL_MS 10           /* between readiness polls */
 #define LOG_NAME "redis.log"
 #define PORT_RUN_ATTEMPTS 20 /* tries to find free ports side by side */
+#define PORT_FLOOR 10000     /* the lowest port a server is given */
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -38,10 +40,25 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The first port of the kernel's range for the local end of outgoing
+ * connections, or 0 when it cannot be read. */
+static int ephemeral_low(void)
+{
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    int low = 0;
+
+    if (f != NULL) {
+        if (fscanf(f, "%d", &low) != 1)
+            low = 0;
+        fclose(f);
+    }
+    return low;
+}
+
 /* A port nobody listens on right now: the kernel picks one for a socket
- * bound to port 0. Someone may take it before redis-server binds it; the
+ * bound to port 0. Someone may take it before the server binds it; the
  * caller retries then. Returns the port, or -1. */
-static int free_port(char *errstr, size_t len)
+static int kernel_port(char *errstr, size_t len)
 {
     struct sockaddr_in a;
     socklen_t alen = sizeof(a);
@@ -79,13 +96,42 @@ static int port_free(int port)
     return ok;
 }
 
+/* A port below the kernel's range for outgoing connections, at random,
+ * with room for n up to it; 0 when the range leaves no such room. A
+ * kernel port is no good while servers start: a client's connect takes
+ * its local port from that range (even ports first, as the kernel's
+ * bind(0) hands out odd ones), and a port found free there was taken
+ * before a JVM, a second or two later, bound it. Below it only another
+ * server of ours may take it, which is rare. */
+static int quiet_port(int n)
+{
+    int low = ephemeral_low();
+    unsigned r;
+
+    if (low - n <= PORT_FLOOR || getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+        return 0;
+    return PORT_FLOOR + (int)(r % (unsigned)(low - n - PORT_FLOOR));
+}
+
+/* A free port, the first of n free ones where the range allows. */
+static int free_port(int n, char *errstr, size_t len)
+{
+    int port = quiet_port(n);
+
+    if (port > 0)
+        return port_free(port) ? port : 0;
+    return kernel_port(errstr, len);
+}
+
 int sim_server_free_ports(int n, char *errstr, size_t len)
 {
     int attempt, port, i;
 
     for (attempt = 0; attempt < PORT_RUN_ATTEMPTS; attempt++) {
-        if ((port = free_port(errstr, len)) < 0)
+        if ((port = free_port(n, errstr, len)) < 0)
             return -1;
+        if (port == 0)
+            continue;
         for (i = 1; i < n && port + i <= 65535 && port_free(port + i); i++)
             ;
         if (i == n)
@@ -373,7 +419,7 @@ static enum ready start_once(sim_server *s, const char *what, const char *const 
     enum ready res;
     int status = 0, rc;
 
-    if ((s->port = free_port(errstr, len)) < 0)
+    if ((s->port = sim_server_free_ports(1, errstr, len)) < 0)
         return DIED;
     memset(&plan, 0, sizeof(plan));
     rc = find_program("redis-server", plan.exe, sizeof(plan.exe), errstr, len) != 0 ||

@@ -81,8 +81,10 @@ void sim_server_log_tail(const sim_server *s, const char *log_name, char *out,
                          size_t outlen);
 
 /* The first of n consecutive ports that are free on 127.0.0.1 now (a
- * server that wants node i at port + i), or -1 with errstr. Someone may
- * take one before the server binds it: the caller retries then. */
+ * server that wants node i at port + i), or -1 with errstr: at random
+ * below the kernel's range for outgoing connections, whose local ends
+ * would otherwise take them while a server starts. Another server may
+ * take one before this one binds it: the caller retries then. */
 int sim_server_free_ports(int n, char *errstr, size_t len);
 
 /* SIGKILL and reap: the crash of a failover. Keeps port and dir, so the
