@@ -323,9 +323,9 @@ sim-test: $(BUILD)/test_sim
 
 # ---- the server kinds' own tests (no stage) --------------------------------
 # A real ZooKeeper ensemble of three, as the simulator starts it: one
-# leader, the leader killed and replaced, a node restarted empty, one
-# down from the start, no java process or dir left behind, also after
-# Ctrl-C, and a matrix's shared ensemble, whose clocks a run may move.
+# leader, the leader killed and replaced, a node restarted empty, no java
+# process or dir left behind, also after Ctrl-C, and a matrix's shared
+# ensemble, whose clocks a run may move.
 SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o \
                      $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o
 $(BUILD)/tests/test_ensemble.o: CFLAGS += $(ZK_CFLAGS)

@@ -1,7 +1,7 @@
 /* run_servers: the server kinds' own tests (build/test_servers): a real
  * ZooKeeper ensemble started, its leader killed, a node restarted empty,
- * one down from the start, nothing left behind, also after Ctrl-C, and a
- * matrix's shared ensemble whose clocks a clock-jump run moves. No lock.
+ * nothing left behind, also after Ctrl-C, and a matrix's shared ensemble
+ * whose clocks a clock-jump run moves. No lock.
  * Prints Check's summary line and exits non-zero when any test failed. */
 #include <check.h>
 

@@ -310,44 +310,6 @@ START_TEST(test_ports_below_the_ephemeral_range)
 }
 END_TEST
 
-/* ---- a node down from the start --------------------------------------------- */
-
-/* A restart run's third node is down before any client runs: it is never
- * started, the two others elect a leader, and it comes up empty later. */
-START_TEST(test_ensemble_down_from_the_start)
-{
-    char err[512];
-    sim_ensemble e;
-    int leader;
-
-    ck_assert_msg(sim_ensemble_start_down(&e, rundir_path(), NODES, 1, NULL, err,
-                                          sizeof(err)) == 0, "%s", err);
-    ck_assert_msg(e.node[NODES - 1].pid == 0 &&
-                  sim_ensemble_mode(&e, NODES - 1) == SIM_ZK_DOWN,
-                  "node %d was to stay down from the start, yet it runs", NODES - 1);
-    leader = sim_ensemble_leader(&e);
-    ck_assert_msg(leader >= 0 && leader < NODES - 1, "expected a leader among the %d nodes "
-                  "started, got node %d", NODES - 1, leader);
-    ck_assert_msg(sim_ensemble_restart(&e, NODES - 1, SIM_ENSEMBLE_START_MS, err,
-                                       sizeof(err)) == 0, "%s", err);
-    ck_assert_msg(sim_ensemble_mode(&e, NODES - 1) == SIM_ZK_FOLLOWER,
-                  "node %d, started late, does not follow the leader", NODES - 1);
-    sim_ensemble_stop(&e);
-}
-END_TEST
-
-/* Two of three down would leave no majority to elect a leader. */
-START_TEST(test_ensemble_down_no_majority)
-{
-    char err[512];
-    sim_ensemble e;
-
-    ck_assert_int_eq(sim_ensemble_start_down(&e, rundir_path(), NODES, 2, NULL, err,
-                                             sizeof(err)), -1);
-    ck_assert_msg(strstr(err, "majority") != NULL, "the refusal says: %s", err);
-}
-END_TEST
-
 /* ---- a matrix's shared ensemble ----------------------------------------------- */
 
 /* A session to the servers s's lock lives on, connected. */
@@ -462,7 +424,6 @@ Suite *ensemble_suite(void)
     const TTest *failover[] = { test_ensemble_leader_killed };
     const TTest *restart[] = { test_ensemble_restart_empty };
     const TTest *ports[] = { test_ports_below_the_ephemeral_range };
-    const TTest *down[] = { test_ensemble_down_from_the_start, test_ensemble_down_no_majority };
     const TTest *shared[] = { test_shared_ensemble_clock_jump };
     /* These start ensembles of their own. */
     const TTest *cleanup[] = {
@@ -475,7 +436,6 @@ Suite *ensemble_suite(void)
     ENSEMBLE_TCASE(s, "restart", restart);
     tcase_set_timeout(ADD_TCASE(s, "cleanup", cleanup), TCASE_TIMEOUT_S);
     ADD_TCASE(s, "ports", ports);
-    tcase_set_timeout(ADD_TCASE(s, "down from the start", down), TCASE_TIMEOUT_S);
     tcase_set_timeout(ADD_TCASE(s, "shared", shared), TCASE_TIMEOUT_S);
     return s;
 }

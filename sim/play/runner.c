@@ -173,7 +173,7 @@ static int spawn_clients(runner *r, char *errstr, size_t len)
  * has none to spare). */
 static int nodes_apart(const runner *r, int kind)
 {
-    int nodes = sim_stage_get(r->cfg->stage)->masters, spare = nodes - (nodes / 2 + 1);
+    int spare = r->srv.nodes - (r->srv.nodes / 2 + 1);
 
     if (r->s->fault.kind != kind)
         return 0;
@@ -231,7 +231,6 @@ static int start_servers(runner *r, char *errstr, size_t len)
     int failover = r->s->fault.kind == SIM_FAULT_FAILOVER;
     unsigned flags = failover ? SIM_SERVERS_STANDBY : 0;
 
-    flags |= SIM_SERVERS_DOWN(nodes_apart(r, SIM_FAULT_RESTART));
     if (r->cfg->sentinel)
         flags |= SIM_SERVERS_SENTINEL;
     if (!sim_runner_kills_servers(r->s))

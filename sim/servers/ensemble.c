@@ -345,16 +345,15 @@ static int pick_ports(sim_ensemble *e, char *errstr, size_t len)
     return 0;
 }
 
-/* One try on one set of ports, the last `down` nodes left unstarted: 0
- * ready, 1 a port was taken, -1 failed. */
-static int start_once(sim_ensemble *e, int down, char *errstr, size_t len)
+/* One try on one set of ports: 0 ready, 1 a port was taken, -1 failed. */
+static int start_once(sim_ensemble *e, char *errstr, size_t len)
 {
     char name[32];
     int i;
 
     if (pick_ports(e, errstr, len) != 0)
         return -1;
-    for (i = 0; i < e->nodes - down; i++) {
+    for (i = 0; i < e->nodes; i++) {
         snprintf(name, sizeof(name), "zk%d", i);
         if (launch(e, i, name, errstr, len) != 0)
             return -1;
@@ -371,12 +370,6 @@ int sim_ensemble_start(sim_ensemble *e, const char *parent_dir, int nodes,
 int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
                              const char *shim, char *errstr, size_t len)
 {
-    return sim_ensemble_start_down(e, parent_dir, nodes, 0, shim, errstr, len);
-}
-
-int sim_ensemble_start_down(sim_ensemble *e, const char *parent_dir, int nodes, int down,
-                            const char *shim, char *errstr, size_t len)
-{
     int attempt, rc = -1;
 
     memset(e, 0, sizeof(*e));
@@ -384,16 +377,13 @@ int sim_ensemble_start_down(sim_ensemble *e, const char *parent_dir, int nodes, 
     if (nodes < 1 || nodes > SIM_NODES_MAX)
         return sim_error(errstr, len, "an ensemble of %d nodes: give 1 to %d", nodes,
                          SIM_NODES_MAX);
-    if (down < 0 || down > nodes - (nodes / 2 + 1))
-        return sim_error(errstr, len, "%d of %d nodes down: the rest would be no majority",
-                         down, nodes);
     if (access(SIM_ZK_JAR, R_OK) != 0)
         return sim_error(errstr, len, "ZooKeeper's jar %s is missing: run `make deps`",
                          SIM_ZK_JAR);
     e->nodes = nodes;
     snprintf(e->parent, sizeof(e->parent), "%s", parent_dir);
     for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        if ((rc = start_once(e, down, errstr, len)) <= 0)
+        if ((rc = start_once(e, errstr, len)) <= 0)
             break;
         sim_ensemble_stop(e);
         e->nodes = nodes;

@@ -77,13 +77,6 @@ int sim_ensemble_start(sim_ensemble *e, const char *parent_dir, int nodes,
 int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
                              const char *shim, char *errstr, size_t len);
 
-/* The same (shim may be NULL), with the last `down` nodes in every
- * node's config but never started: a run that keeps them down from the
- * start spares their JVMs, and sim_ensemble_restart brings one up, empty.
- * Ready when the others are. */
-int sim_ensemble_start_down(sim_ensemble *e, const char *parent_dir, int nodes, int down,
-                            const char *shim, char *errstr, size_t len);
-
 /* Node i's wall clock jumps ms forward, on top of its earlier jumps, at
  * its next reading of the time. Only the wall clock moves: what the JVM
  * times with System.nanoTime (the monotonic clock) does not. */

@@ -48,11 +48,6 @@
 #define SIM_SERVERS_SHARED 0x8   /* the run kills and restarts no server: it
                                   * may use the servers sim_servers_share
                                   * started, with a lock name of its own */
-/* The last k nodes are down from the start, before any client runs (a
- * restart's bare majority): a kind may leave them unstarted, and down
- * still comes for each. */
-#define SIM_SERVERS_DOWN(k) ((unsigned)(k) << 8)
-#define SIM_SERVERS_DOWN_OF(flags) ((int)(((flags) >> 8) & 0xff))
 
 typedef struct sim_servers sim_servers;
 
