@@ -116,6 +116,11 @@ static const expect cases[] = {
         "release: client A's release at 431 ms returned NOT_OWNER: it deleted its own keys on "
         "nodes 0 and 1 only, no majority" } },
     { "zk-queue.jsonl", 0, "-", { "no anomaly" } },
+    { "zk-fence.jsonl", 1, "ME",
+      { "tokens: each is the czxid of its holder's node, the zxid ZooKeeper gave its create",
+        "(A's 4294967302 is epoch 1, change 6)",
+        "the fence held: client A's write with token 4294967302 was refused at 1030 ms: "
+        "client B had read the stock with token 4294967305 at 905 ms" } },
     { "clean.jsonl", 0, "-",
       { "no anomaly: one holder at a time, no lock deleted by another, no "
         "deadlock" } },
@@ -249,6 +254,50 @@ START_TEST(test_verdicts_stall_bound_is_the_lease)
 }
 END_TEST
 
+/* The report of a history told as stage's: what it says. */
+static char *told_as(const char *stage, const sim_run_info *info, const sim_event *ev,
+                     size_t n)
+{
+    sim_run_info as = *info;
+    char *text = NULL;
+    size_t len;
+    sim_verdict v;
+    FILE *out = open_memstream(&text, &len);
+
+    snprintf(as.stage, sizeof(as.stage), "%s", stage);
+    sim_check_run(&as, ev, n, &v);
+    sim_report_run(out, &as, ev, n, 0, &v);
+    fclose(out);
+    sim_verdict_free(&v);
+    return text;
+}
+
+/* Only a stage whose lock lives in an ensemble has zxids for tokens: the
+ * same history told as v7's, whose token comes from a counter of its
+ * own, says nothing of them, nor does v10's, which draws none. */
+START_TEST(test_verdicts_zxid_tokens_only_on_zookeeper)
+{
+    const char *others[] = { "v7-fencing-token", "v10-zookeeper-ephemeral" };
+    char why[512], *text;
+    sim_run_info info;
+    size_t n;
+    sim_event *ev = sim_history_load_run(DIR "zk-fence.jsonl", &info, &n, why, sizeof(why));
+
+    ck_assert_msg(ev != NULL, "%s", why);
+    text = told_as(info.stage, &info, ev, n);
+    ck_assert_msg(strstr(text, "czxid") != NULL, "v11's report names no czxid:\n%s", text);
+    free(text);
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        text = told_as(others[i], &info, ev, n);
+        ck_assert_msg(strstr(text, "czxid") == NULL && strstr(text, "the fence held") != NULL,
+                      "told as %s, the report should tell the fence and no czxid:\n%s",
+                      others[i], text);
+        free(text);
+    }
+    free(ev);
+}
+END_TEST
+
 /* v11's queue is not the lock key's life: the history without its
  * "queued" and "left" has the same keys, owners and verdict. */
 START_TEST(test_verdicts_queue_changes_nothing)
@@ -294,7 +343,7 @@ Suite *verdicts_suite(void)
 {
     const TTest *tests[] = {
         test_verdicts_ties_agree, test_verdicts_stall_bound_is_the_lease,
-        test_verdicts_queue_changes_nothing,
+        test_verdicts_queue_changes_nothing, test_verdicts_zxid_tokens_only_on_zookeeper,
     };
     TCase *files;
     Suite *suite = ONE_TCASE_SUITE("verdicts", "hand-made histories", tests, &files);

@@ -124,6 +124,8 @@ void sim_report_account(const sim_run_info *run, const sim_verdict *v,
      * own, which explains a key that outlives the run's lease by far. */
     if (run != NULL && sim_report_leases(s, sizeof(s), ev, n, run->lease_ms))
         note(fn, arg, "leases", s);
+    if (run != NULL && sim_report_tokens(s, sizeof(s), run->stage, ev, n))
+        note(fn, arg, "tokens", s);
     sim_report_story(v, ev, n, t0_ns, SIM_REPORT_CAP, fn, arg);
     if ((v->anomalies & SIM_ANOM_CELLS) == 0)
         note(fn, arg, "no anomaly", "one holder at a time, no lock deleted "

@@ -113,6 +113,14 @@ int sim_report_majority(char *buf, size_t len, const sim_verdict *v,
 int sim_report_leases(char *buf, size_t len, const sim_event *ev, size_t n,
                       long lease_ms);
 
+/* What a token of a stage whose lock lives in a ZooKeeper ensemble is
+ * (stage: its folder, as the run's header names it): its node's czxid,
+ * read apart on the first holder's, "A's 4294967302 is epoch 1, change
+ * 6"; and 1. "" and 0 for any other stage, or a run where no holder
+ * drew one. */
+int sim_report_tokens(char *buf, size_t len, const char *stage, const sim_event *ev,
+                      size_t n);
+
 /* A gap in the observer's stream, in words. */
 void sim_report_gap(char *buf, size_t len, const sim_gap *g,
                     const sim_event *ev, int64_t t0_ns);

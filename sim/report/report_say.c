@@ -93,6 +93,42 @@ int sim_report_leases(char *buf, size_t len, const sim_event *ev, size_t n,
     return told > 0;
 }
 
+/* Whether the stage of that folder keeps its lock in an ensemble and
+ * draws tokens: v11, whose token is a zxid. */
+static int zxid_tokens(const char *folder)
+{
+    for (int i = 1; i <= SIM_STAGES; i++) {
+        const sim_stage *s = sim_stage_get(i);
+
+        if (s != NULL && strcmp(s->dir, folder) == 0)
+            return (s->caps & SIM_CAP_TOKEN) && strcmp(s->server, "zookeeper") == 0;
+    }
+    return 0;
+}
+
+int sim_report_tokens(char *buf, size_t len, const char *stage, const sim_event *ev,
+                      size_t n)
+{
+    char who[SIM_REPORT_NAME];
+
+    if (len > 0)
+        buf[0] = '\0';
+    if (stage == NULL || ev == NULL || !zxid_tokens(stage))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].type != SIM_EV_ACQUIRE_OK || ev[i].token <= 0)
+            continue;
+        sim_report_who(who, sizeof(who), ev[i].client, ev[i].thread);
+        sim_report_put(buf, len, "each is the czxid of its holder's node, the zxid "
+                       "ZooKeeper gave its create: the leader's epoch times 2^32 plus a "
+                       "counter of changes (%s's %lld is epoch %lld, change %lld)", who,
+                       (long long)ev[i].token, (long long)(ev[i].token >> 32),
+                       (long long)(ev[i].token & 0xffffffffLL));
+        return 1;
+    }
+    return 0;
+}
+
 static const char *plural(long long n, const char *one, const char *many)
 {
     return n == 1 || n == -1 ? one : many;
