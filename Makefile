@@ -119,7 +119,7 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_lock_tokens.c tests/test_lock_lease.c tests/test_lock_pubsub.c \
                    tests/test_lock_contention.c tests/test_lock_errors.c tests/test_lock_quorum.c \
                    tests/test_queue.c tests/test_clock.c tests/test_proxy.c tests/test_matrix.c \
-                   tests/test_zk.c tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c \
+                   tests/test_zk.c tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c tests/zk_client.c \
                    tests/run_stage.c tests/row_claims.c tests/tcases.c tests/rundir.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
@@ -327,8 +327,8 @@ sim-test: $(BUILD)/test_sim
 # process or dir left behind, also after Ctrl-C, and a matrix's shared
 # ensemble, whose clocks a run may move.
 SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o \
-                     $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o
-$(BUILD)/tests/test_ensemble.o: CFLAGS += $(ZK_CFLAGS)
+                     $(BUILD)/tests/zk_client.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o
+$(BUILD)/tests/test_ensemble.o $(BUILD)/tests/zk_client.o: CFLAGS += $(ZK_CFLAGS)
 
 $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)

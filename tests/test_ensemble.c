@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <zookeeper/zookeeper.h>
 
 #include "cluster.h"
 #include "ensemble.h"
@@ -27,13 +26,13 @@
 #include "servers.h"
 #include "tcases.h"
 #include "util.h"
+#include "zk_client.h"
 
 #define NODES 3
 #define TCASE_TIMEOUT_S 240 /* three JVMs on a loaded 2-core machine, twice */
 #define ZK_STAGE 10         /* a stage whose lock lives in an ensemble */
 #define JUMP_MS 60000       /* far beyond the test's own time */
 #define SESSION_MS 1000     /* the other run's session */
-#define CONNECT_MS 20000
 
 static sim_ensemble fixture;    /* the tcase's ensemble */
 
@@ -312,39 +311,6 @@ END_TEST
 
 /* ---- a matrix's shared ensemble ----------------------------------------------- */
 
-/* A session to the servers s's lock lives on, connected. */
-static zhandle_t *open_session(const sim_servers *s)
-{
-    char hosts[SIM_NODES_MAX * 24];
-    int64_t deadline = sim_now_ns() + (int64_t)CONNECT_MS * 1000000;
-    size_t used = 0;
-    zhandle_t *zh;
-
-    for (int i = 0; i < s->nodes; i++)
-        used += (size_t)snprintf(hosts + used, sizeof(hosts) - used, "%s127.0.0.1:%d",
-                                 i ? "," : "", s->port[i]);
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    zh = zookeeper_init(hosts, NULL, SESSION_MS, NULL, NULL, 0);
-    ck_assert_msg(zh != NULL, "cannot open a ZooKeeper session to %s", hosts);
-    while (zoo_state(zh) != ZOO_CONNECTED_STATE && sim_now_ns() < deadline)
-        sim_sleep_ms(5);
-    ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "no server of %s answered within "
-                  "%d ms", hosts, CONNECT_MS);
-    return zh;
-}
-
-/* path's ctime, as the leader stamped it from its wall clock. */
-static int64_t create_ctime(zhandle_t *zh, const char *path)
-{
-    struct Stat st;
-    int rc = zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-
-    ck_assert_msg(rc == ZOK, "create %s: %s", path, zerror(rc));
-    ck_assert_msg((rc = zoo_exists(zh, path, 0, &st)) == ZOK, "exists %s: %s", path,
-                  zerror(rc));
-    return st.ctime;
-}
-
 /* The clock library, next to this program: build/clockshim.so. */
 static void clock_shim(char *out, size_t len)
 {
@@ -383,15 +349,15 @@ START_TEST(test_shared_ensemble_clock_jump)
     snprintf(path, sizeof(path), "%s/shared.history", rundir_path());
     ck_assert_msg((h = sim_history_create(path, err, sizeof(err))) != NULL, "%s", err);
     jumper.h = h;
-    zh = open_session(&other);
+    zh = zk_client_open(other.port[0], other.nodes, SESSION_MS);
     t0 = sim_now_ns();
-    before = create_ctime(zh, "/shared-before-the-jump");
+    before = zk_client_create_ctime(zh, "/shared-before-the-jump");
     ck_assert_msg(sim_servers_clock_jump(&jumper, 0, JUMP_MS, err, sizeof(err)) == 0, "%s",
                   err);
     sim_sleep_ms(3 * SESSION_MS);
     ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "the other run's session is not "
                   "connected 3 timeouts after the jump (state %d)", zoo_state(zh));
-    after = create_ctime(zh, "/shared-after-the-jump");
+    after = zk_client_create_ctime(zh, "/shared-after-the-jump");
     took = (sim_now_ns() - t0) / 1000000;
     ck_assert_msg(after - before >= JUMP_MS && after - before <= JUMP_MS + took,
                   "the nodes' ctimes are %lld ms apart, %lld ms of real time: the shared "

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "zk_client.h"
 #include "zk_tests.h"
 
 #define LEASE_MS 10000     /* never runs out during a test */
@@ -137,19 +138,6 @@ END_TEST
 
 /* ---- the wall clock jumps ----------------------------------------------------------------- */
 
-/* path's ctime, as the leader stamped it from its wall clock. */
-static int64_t create_ctime(zhandle_t *zh, const char *path)
-{
-    struct Stat st;
-    int rc = zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-
-    ck_assert_msg(rc == ZOK, "create %s: %s (a session the jump expired says so)", path,
-                  zerror(rc));
-    rc = zoo_exists(zh, path, 0, &st);
-    ck_assert_msg(rc == ZOK, "exists %s: %s", path, zerror(rc));
-    return st.ctime;
-}
-
 /* An ensemble of its own, every server under the clock library: the
  * jump must show where ZooKeeper reads the wall clock (a node's ctime),
  * and a session must outlive many of its timeouts of wall clock. */
@@ -169,7 +157,7 @@ START_TEST(test_zk_clock_jump_keeps_sessions)
                   "cannot start an ensemble under the clock library: %s", err);
     zh = zk_open_on(&e, CLOCK_SESSION_MS);
     t0 = harness_now_ms();
-    before = create_ctime(zh, "/before-the-jump");
+    before = zk_client_create_ctime(zh, "/before-the-jump");
     for (i = 0; i < e.nodes; i++)
         ck_assert_msg(sim_ensemble_clock_jump(&e, i, CLOCK_JUMP_MS, err, sizeof(err)) == 0,
                       "%s", err);
@@ -177,7 +165,7 @@ START_TEST(test_zk_clock_jump_keeps_sessions)
     ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "the session is not connected 3 "
                   "timeouts after the jump (state %d): its expiry followed the wall clock",
                   zoo_state(zh));
-    after = create_ctime(zh, "/after-the-jump");
+    after = zk_client_create_ctime(zh, "/after-the-jump");
     took = harness_now_ms() - t0;
     ck_assert_msg(after - before >= CLOCK_JUMP_MS && after - before <= CLOCK_JUMP_MS + took,
                   "the nodes' ctimes are %lld ms apart, %lld ms of real time; expected the "

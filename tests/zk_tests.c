@@ -7,16 +7,12 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "zk_client.h"
 #include "zk_observer.h"
 #include "zk_tests.h"
 
-#define CONNECT_MS 10000 /* a loaded machine: a session takes a while */
 #define SESSION_MS 30000 /* the test's own session outlives any election */
-
-static void quiet(const char *message)
-{
-    (void)message;
-}
+#define SYNC_MS 10000    /* a loaded machine: a sync takes a while */
 
 zhandle_t *zk_open(void)
 {
@@ -25,22 +21,7 @@ zhandle_t *zk_open(void)
 
 zhandle_t *zk_open_on(const sim_ensemble *e, int session_ms)
 {
-    char hosts[SIM_NODES_MAX * 24];
-    int64_t deadline = harness_now_ms() + CONNECT_MS;
-    size_t used = 0;
-    zhandle_t *zh;
-    int i;
-
-    for (i = 0; i < e->nodes; i++)
-        used += (size_t)snprintf(hosts + used, sizeof(hosts) - used, "%s127.0.0.1:%d",
-                                 i ? "," : "", e->port + i);
-    zh = zookeeper_init2(hosts, NULL, session_ms, NULL, NULL, 0, quiet);
-    ck_assert_msg(zh != NULL, "cannot open a ZooKeeper session to %s", hosts);
-    while (zoo_state(zh) != ZOO_CONNECTED_STATE && harness_now_ms() < deadline)
-        harness_sleep_ms(5);
-    ck_assert_msg(zoo_state(zh) == ZOO_CONNECTED_STATE, "no server of %s answered the test's "
-                  "session within %d ms", hosts, CONNECT_MS);
-    return zh;
+    return zk_client_open(e->port, e->nodes, session_ms);
 }
 
 void zk_close(zhandle_t *zh)
@@ -67,7 +48,7 @@ static void synced(int rc, const char *value, const void *data)
 
 int zk_sync(zhandle_t *zh)
 {
-    int64_t deadline = harness_now_ms() + CONNECT_MS;
+    int64_t deadline = harness_now_ms() + SYNC_MS;
     int seen = atomic_load(&syncs);
 
     if (zoo_async(zh, "/", synced, &syncs) != ZOK)
@@ -82,7 +63,7 @@ int zk_sync(zhandle_t *zh)
  * that the lock's client already saw acknowledged. */
 static void catch_up(zhandle_t *zh)
 {
-    ck_assert_msg(zk_sync(zh) == 0, "sync: no answer within %d ms", CONNECT_MS);
+    ck_assert_msg(zk_sync(zh) == 0, "sync: no answer within %d ms", SYNC_MS);
 }
 
 int zk_nodes(zhandle_t *zh, const char *name)
