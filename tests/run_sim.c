@@ -20,13 +20,14 @@ Suite *html_suite(void);     /* tests/test_html.c: the report's web pages */
 Suite *row_stories_suite(void); /* tests/test_row_stories.c: the README's row stories */
 Suite *matrix_page_suite(void); /* tests/test_matrix_page.c: the matrix page, print.html */
 Suite *fault_story_suite(void); /* tests/test_fault_story.c: a cut link, a clock jump */
+Suite *zk_dump_suite(void);     /* tests/test_zk_dump.c: a ZooKeeper server's sessions */
 
 int main(void)
 {
     Suite *const suites[] = {
         checker_suite(), deadlock_suite(), verdicts_suite(), nodes_suite(), history_suite(),
         report_suite(), tally_suite(), stages_suite(), pool_suite(), html_suite(),
-        row_stories_suite(), matrix_page_suite(), fault_story_suite(),
+        row_stories_suite(), matrix_page_suite(), fault_story_suite(), zk_dump_suite(),
     };
 
     return RUN_SUITES(suites);

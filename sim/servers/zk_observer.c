@@ -15,6 +15,7 @@
 #include "observer.h"
 #include "proc.h"
 #include "util.h"
+#include "zk_dump.h"
 #include "zk_observer.h"
 
 #define SESSION_MS 10000  /* the observer's own session outlives any election */
@@ -22,6 +23,7 @@
 #define SYNC_MS 2000      /* for its server to catch up with the leader */
 #define LOOK_TRIES 5      /* the lowest child went away while it looked */
 #define DUMP_LEN 65536    /* a server's dump: sessions, nodes, connections */
+#define DUMP_TRIES 10     /* a leader's dump is torn at times (zk_dump.h) */
 #define PATH_LEN (SIM_LOCK_NAME_LEN + 64)
 #define HOSTS_LEN (SIM_NODES_MAX * 24)
 #define SEQ_MARK "lock-"  /* v11's children end in lock-<10 digits> */
@@ -129,30 +131,40 @@ static void sync_server(obs *o)
 
 /* ---- sessions ------------------------------------------------------------------ */
 
-/* Whether a session is open, as a server's dump says: listed before its
- * list of ephemeral nodes. The server the observer is connected to (it
- * fired the watch, so it has closed the session if it went); the others
- * only when that one cannot be asked. -1 when no server answers. */
+/* Whether a server's dump lists the session, asking again while the
+ * dump it gets is torn (zk_dump.h): 1 listed, 0 not, -1 when the server
+ * does not answer or never gives a whole dump. */
+static int dump_lists(int port, int64_t session, char *dump)
+{
+    int tries, listed = -1;
+
+    for (tries = 0; tries < DUMP_TRIES && listed < 0; tries++) {
+        if (tries > 0)
+            sim_sleep_us(POLL_US);
+        if (sim_ensemble_ask(port, "dump", dump, DUMP_LEN) != 0)
+            return -1;
+        listed = sim_zk_dump_lists(dump, session);
+    }
+    return listed;
+}
+
+/* Whether a session is open, as a server's dump says. The server the
+ * observer is connected to (it fired the watch, so it has closed the
+ * session if it went); the others only when that one cannot be asked.
+ * -1 when no server answers. */
 static int session_open(obs *o, int64_t session)
 {
     const char *current = zoo_get_current_server(o->zh), *colon;
-    char *dump = malloc(DUMP_LEN), *end, *at, want[32];
+    char *dump = malloc(DUMP_LEN);
     int first = current != NULL && (colon = strrchr(current, ':')) != NULL ? atoi(colon + 1) : 0;
     int i, open = -1, port;
 
     if (dump == NULL)
         return -1;
-    snprintf(want, sizeof(want), "0x%llx", (unsigned long long)session);
     for (i = first > 0 ? -1 : 0; i < o->ctl->nodes && open < 0; i++) {
         port = i < 0 ? first : atomic_load(&o->ctl->node_port[0]) + i;
-        if (port <= 0 || sim_ensemble_ask(port, "dump", dump, DUMP_LEN) != 0 ||
-            strstr(dump, "SessionTracker dump") == NULL)
-            continue;
-        if ((end = strstr(dump, "ephemeral nodes dump")) != NULL)
-            *end = '\0';
-        open = 0;
-        for (at = strstr(dump, want); at != NULL && !open; at = strstr(at + 1, want))
-            open = !strchr("0123456789abcdef", at[strlen(want)]) || at[strlen(want)] == '\0';
+        if (port > 0)
+            open = dump_lists(port, session, dump);
     }
     free(dump);
     return open;

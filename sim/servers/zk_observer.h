@@ -27,8 +27,9 @@
  *
  * The last two differ in whether the node's session (its ephemeralOwner)
  * is still open right after the deletion, which the server the observer
- * is connected to says (`dump`): a server closes a session before it
- * deletes the session's nodes and fires their watches. That costs a
+ * is connected to says (`dump`, read by zk_dump.h, asked again while a
+ * leader's dump is torn): a server closes a session before it deletes
+ * the session's nodes and fires their watches. That costs a
  * request, so an end is named just after the next holder's client has
  * its answer, and stamped when it was seen. A client's session also
  * closes when it leaves, right after its last release: its last ask
