@@ -145,17 +145,30 @@ deps:
 	@tests/deps.sh install
 
 # ---- stages ------------------------------------------------------------
+# A stage's plumbing: what every stage of one kind of server shares (the
+# connection, errors, config checks, the wait loop), written once in
+# plumbing/<server>.c and compiled with each stage of that kind against
+# the stage's own lock.h, so that a stage builds from its folder and its
+# kind's plumbing alone. A kind without a plumbing file yet has none.
+PLUMBING_HDRS := $(wildcard plumbing/*.h)
+stage_plumbing = $(wildcard plumbing/$(call stage_server,$(1)).c)
+
 # One template per stage: its lock objects, its test runner, its client.
 define STAGE_RULES
-$(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h
+$(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
+
+$(BUILD)/v$(1)/plumbing.o: $(call stage_plumbing,$(1)) $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
 
 $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $(ZK_CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) $(SIM_INC) -Itests -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(ZK_CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -Itests -c $$< -o $$@
 
-STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c))
+STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c)) \
+                   $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 
 $(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
@@ -164,9 +177,9 @@ $(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/
 # that stage's lock.h, like the stage itself.
 SIM_CLIENT_OBJS_$(1) := $$(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/v$(1)/sim/%.o)
 
-$(BUILD)/v$(1)/sim/%.o: sim/%.c $(SIM_HDRS) $(call stage_dir,$(1))/lock.h
+$(BUILD)/v$(1)/sim/%.o: sim/%.c $(SIM_HDRS) $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) $(SIM_INC) -c $$< -o $$@
+	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -c $$< -o $$@
 
 $(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(SIM_SHIM) $(ZK_CLASS_DATA)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
@@ -207,19 +220,21 @@ $(ZK_CLASS_DATA): Makefile
 GRADE_DIR ?= $(BUILD)/grade
 
 define GRADE_RULES
-$(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h
-	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -c $$< -o $$@
+$(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h $(PLUMBING_HDRS)
+	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -Iplumbing -c $$< -o $$@
 
-$(GRADE_DIR)/v$(1)/client: $(GRADE_DIR)/v$(1)/lock.o $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM)) \
+GRADE_OBJS_$(1) := $(GRADE_DIR)/v$(1)/lock.o $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
+
+$(GRADE_DIR)/v$(1)/client: $$(GRADE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM)) \
     $(GRADE_DIR)/$(notdir $(ZK_CLASS_DATA))
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 
 .PHONY: grade-prereqs-v$(1)
 grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
-    $(ZK_CLASS_DATA)
+    $(ZK_CLASS_DATA) $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 	@:
 
-$(GRADE_DIR)/v$(1)/tests: $(GRADE_DIR)/v$(1)/lock.o $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
+$(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 endef
 $(foreach n,$(STAGES),$(eval $(call GRADE_RULES,$(n))))
