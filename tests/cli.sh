@@ -203,7 +203,7 @@ grep -q '^- `release.after_get`: call it in `release()`, between the GET and the
     fail "make exercise stage=4: TASK.md does not say where release.after_get goes (between the GET and the DEL)"
 grep -q '^- `release.after_get`: your lock.c calls it; v5 has no two-step release' "$EXERCISES/v5/TASK.md" ||
     fail "make exercise stage=5: TASK.md does not say that release.after_get goes with v4's two-step release"
-tr '\n' ' ' <"$EXERCISES/v4/TASK.md" | grep -q '32 lowercase hex digits, the 128 random bits.*`:` and the acquiring thread' ||
+tr '\n' ' ' <"$EXERCISES/v4/TASK.md" | grep -q '32 lowercase hex digits, the 128 random bits a handle draws.*`:` and the acquiring thread' ||
     fail "make exercise stage=4: TASK.md does not give the owner token's format"
 # The cells in parentheses, as the simulator draws a fault the stage cannot reach.
 grep -q '| pause-in-release |.*| (-) | ME MD LU |' "$EXERCISES/v4/TASK.md" ||

@@ -131,11 +131,11 @@ if [ "$server" = redis ] && has_cap "$stage" OWNER; then
     echo
     echo "## The owner token"
     echo
-    echo "The value your lock writes as its owner, which the tests read and take apart"
-    echo "(\`test_lock_owner_token\`): 32 lowercase hex digits, the 128 random bits a"
-    echo "handle draws once from the OS random source (never \`rand()\`, which another"
-    echo "client could guess or draw too), then \`:\` and the acquiring thread's id"
-    echo "(\`gettid()\`, in decimal): \`9f86d081884c7d659a2feaa0c55ad015:48213\`."
+    echo "The value your lock writes as its owner, which the tests read and take apart:"
+    echo "32 lowercase hex digits, the 128 random bits a handle draws once from the OS"
+    echo "random source (never \`rand()\`, which another client could guess or draw"
+    echo "too), then \`:\` and the acquiring thread's id (\`gettid()\`, in decimal):"
+    echo "\`9f86d081884c7d659a2feaa0c55ad015:48213\`."
 fi
 
 kit=${PLUMBING:-plumbing}
