@@ -9,9 +9,9 @@
 #           tests/stagediff.parts), the contract lock.h, the plumbing
 #           its kind of server shares (plumbing/<server>.h and .c), when
 #           there is one, and TASK.md (tests/task.sh): what to do and
-#           what grades it, without the solution. A workspace whose files differ from what it would
-#           write (the student's work) is left alone: one line says how
-#           to start over, exit 2.
+#           what grades it, without the solution. A workspace whose
+#           files differ from what it would write (the student's work)
+#           is left alone: one line says how to start over, exit 2.
 # handout   the same workspace, fresh, as a tarball to hand out:
 #           DIR/handout/vN[-partK].tar.gz (out=OUT: OUT/vN[-partK].tar.gz),
 #           which unpacks as exercises/vN/.

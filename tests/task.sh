@@ -55,15 +55,16 @@ has_cap() {
 # The failpoints a lock.c calls, a line each: the name, the function it
 # sits in, the server command before it and the command (or the call
 # on the handle) after it in that function, separated by "|", either
-# empty.
+# empty. A command is a format string that starts with one in capitals
+# ("GET %s"), whichever function sends it.
 failpoints() {
     awk '/^[A-Za-z_].*\(/ && !/^(typedef|struct|#)/ && !/[;,=][ \t]*$/ {
             fn = $0; sub(/\(.*/, "", fn); sub(/.*[ *]/, "", fn); prev = ""; pend = ""; next }
          /^}/ { if (pend != "") print pend "|"; pend = ""; next }
          match($0, /dlock_failpoint\("[^"]*"\)/) {
             pend = substr($0, RSTART + 17, RLENGTH - 19) "|" fn "|" prev; next }
-         match($0, /command[a-z_]*\([^"]*"[A-Z][A-Z]+/) {
-            w = substr($0, RSTART, RLENGTH); sub(/.*"/, "", w)
+         match($0, /"[A-Z][A-Z]+ %/) {
+            w = substr($0, RSTART + 1, RLENGTH - 3)
             if (pend != "") { print pend "|the " w; pend = "" } else prev = "the " w; next }
          pend != "" && match($0, /[a-z_]+\(l\)/) {
             print pend "|`" substr($0, RSTART, RLENGTH - 3) "()`"; pend = "" }' "$1"
