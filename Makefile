@@ -139,10 +139,10 @@ all: check-deps
 # Every command that builds or runs installs what is missing first
 # (apt-get, sudo when not root), so a fresh machine needs no other command.
 check-deps:
-	@tests/deps.sh ensure
+	@tools/deps.sh ensure
 
 deps:
-	@tests/deps.sh install
+	@tools/deps.sh install
 
 # ---- stages ------------------------------------------------------------
 # A stage's plumbing: what every stage of one kind of server shares (the
@@ -212,7 +212,7 @@ $(ZK_CLASS_DATA): Makefile
 	fi
 
 # ---- course mode -----------------------------------------------------------
-# A student's lock.c in place of a stage's own: tests/grade.sh copies it to
+# A student's lock.c in place of a stage's own: tools/grade.sh copies it to
 # $(GRADE_DIR)/vN/lock.c, next to a copy of the stage's lock.h (so the
 # contract is the stage's, whatever the student's folder holds), and links
 # it with the stage's own test objects and client side, built as make
@@ -265,13 +265,13 @@ $(GRADE_KEY): $(GRADE_KEY_OBJS)
 # error, and the stages as the list above has them.
 .PHONY: exercise grade handout
 exercise: check-deps
-	@tests/exercise.sh exercise 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+	@tools/exercise.sh exercise 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
 
 handout: check-deps
-	@tests/exercise.sh handout 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+	@tools/exercise.sh handout 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
 
 grade: check-deps
-	@tests/grade.sh 'stage=$(stage)' 'src=$(src)' 'part=$(part)' 'build=$(BUILD)' \
+	@tools/grade.sh 'stage=$(stage)' 'src=$(src)' 'part=$(part)' 'build=$(BUILD)' \
 	    'into=$(GRADE_DIR)' -- $(STAGE_LINES)
 
 # make course-test: the grader's proof (tests/grade_proof.sh). Every
@@ -372,9 +372,9 @@ layout-test:
 # The script gets make's variables as they were given, to name them in an
 # error, and the stages as the list above has them; without from= it
 # diffs to= against its base. part=K: the K-th part of a diff that
-# tests/stagediff.parts cuts into parts; full=1: whole files.
+# tools/stagediff.parts cuts into parts; full=1: whole files.
 diff:
-	@tests/stagediff.sh 'from=$(from)' 'to=$(to)' 'side=$(side)' 'part=$(part)' \
+	@tools/stagediff.sh 'from=$(from)' 'to=$(to)' 'side=$(side)' 'part=$(part)' \
 	    'full=$(full)' -- $(STAGE_LINES)
 
 clean:

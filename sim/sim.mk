@@ -83,16 +83,16 @@ report: check-deps
 	if [ $$status -eq 2 ] || [ $$status -gt 128 ]; then restore; exit $$status; fi; \
 	rm -rf $(REPORT_DIR).old; \
 	if [ -f $(REPORT_DIR)/print.html ]; then \
-	    if ! tests/browser.sh find >/dev/null 2>&1; then \
+	    if ! tools/browser.sh find >/dev/null 2>&1; then \
 	        echo "report: $(REPORT_PDF) skipped: no headless Chromium here (make deps installs it)"; \
-	    elif tests/browser.sh pdf file://$(CURDIR)/$(REPORT_DIR)/print.html $(REPORT_PDF); then \
+	    elif tools/browser.sh pdf file://$(CURDIR)/$(REPORT_DIR)/print.html $(REPORT_PDF); then \
 	        echo "the site as one PDF, to print: $(REPORT_PDF)"; \
 	    else echo "report: Chromium could not print $(REPORT_DIR)/print.html into $(REPORT_PDF)" >&2; \
 	        [ $$status -ne 0 ] || status=1; fi; \
 	fi; exit $$status
 
 # make report-test: make report's site, loaded in a headless Chromium
-# (tests/browser.sh), which it installs when it can; where it cannot, the
+# (tools/browser.sh), which it installs when it can; where it cannot, the
 # test says so in one line and passes. A cell that differs from the
 # answer key is for the stage tests to judge: the site is tested all the
 # same.
@@ -105,7 +105,7 @@ $(BUILD)/site_test: $(SITE_TEST_OBJS)
 
 .PHONY: report-test
 report-test: check-deps
-	@tests/deps.sh browser || true
+	@tools/deps.sh browser || true
 	@$(MAKE) --no-print-directory $(BUILD)/site_test
 	@echo "== the report: make report's site in a headless browser =="
 	@mkdir -p $(BUILD); $(MAKE) --no-print-directory report >$(BUILD)/report-test.log 2>&1; \
@@ -120,9 +120,9 @@ SHOT_W := 1400
 .PHONY: screenshots
 screenshots:
 	@$(MAKE) --no-print-directory report
-	@tests/deps.sh browser
-	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 900
-	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/runs/v3-slow-holder.html \
+	@tools/deps.sh browser
+	@tools/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 900
+	@tools/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/runs/v3-slow-holder.html \
 	    docs/timeline.png $(SHOT_W) 980
 	@echo "screenshots: docs/matrix.png docs/timeline.png"
 

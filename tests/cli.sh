@@ -7,7 +7,7 @@
 # that names it as typed ("lease=50 is below the minimum of 100 ms") and
 # a non-zero exit. make diff: side by side keeps every line whole at any
 # terminal width and shows only the changed regions unless full=1; a
-# stage cut into parts (tests/stagediff.parts) shows each part, the
+# stage cut into parts (tools/stagediff.parts) shows each part, the
 # speed-only code apart, and a table that leaves a line out is refused.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -50,9 +50,9 @@ M="make --no-print-directory"
 # ---- another system than Linux ---------------------------------------------
 # A uname that answers Darwin: deps.sh says Linux only and how to run it.
 mkdir "$out.bin" && printf '#!/bin/sh\necho Darwin\n' >"$out.bin/uname" && chmod +x "$out.bin/uname"
-errs "lockstep runs on Linux only" env PATH="$out.bin:$PATH" sh tests/deps.sh ensure
-errs "which Darwin does not have" env PATH="$out.bin:$PATH" sh tests/deps.sh check
-errs "docker run --rm -it" env PATH="$out.bin:$PATH" sh tests/deps.sh ensure
+errs "lockstep runs on Linux only" env PATH="$out.bin:$PATH" sh tools/deps.sh ensure
+errs "which Darwin does not have" env PATH="$out.bin:$PATH" sh tools/deps.sh check
+errs "docker run --rm -it" env PATH="$out.bin:$PATH" sh tools/deps.sh ensure
 
 # ---- make variables, named as typed ---------------------------------------
 errs "lease=50 is below the minimum of 100 ms" $M sim stage=3 scenario=slow-holder lease=50
@@ -138,7 +138,7 @@ $M diff to=6 part=4 >"$out" 2>&1
 grep -q '^+.*l->sub' "$out" || fail "part 4 (speed only) does not add the kept subscription (l->sub)"
 grep -q '^[-+][^-+].*\(watchdog\|hincrby\|holds\)' "$out" &&
     fail "part 4 (speed only) changes lines of the lesson (the watchdog or the hold count)"
-grep -v '^6 4 disconnect' tests/stagediff.parts >"$out.parts"
+grep -v '^6 4 disconnect' tools/stagediff.parts >"$out.parts"
 errs "is in no part" env STAGEDIFF_PARTS="$out.parts" $M diff to=6 part=1
 
 # ---- course mode: make exercise, make handout, make grade -----------------
@@ -179,10 +179,10 @@ grep -q 'part 2, yours: the watchdog' "$EXERCISES/v6-part2/TASK.md" || fail "v6 
 errs "part=2: v6-reentrant-watchdog with part 1 of v9-fair-queue does not compile" $M exercise stage=9 part=2
 # TASK.md never quotes a line of the stage's lock.c that the start lacks.
 printf 'A hint:\n    r = command(l, "GET %%s", l->key);\n' >"$out.task"
-sh tests/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
-    fail "tests/task_leaks.sh passes a TASK.md that quotes v4's GET"
+sh tools/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
+    fail "tools/task_leaks.sh passes a TASK.md that quotes v4's GET"
 grep -q 'quotes the solution: r = command(l, "GET %s", l->key);' "$out" ||
-    fail "tests/task_leaks.sh does not name the quoted line: $(cat "$out")"
+    fail "tools/task_leaks.sh does not name the quoted line: $(cat "$out")"
 
 if [ $failed -gt 0 ]; then
     echo "cli-test: $failed failed"

@@ -27,7 +27,7 @@
 
 site the_site;
 
-static const char *browser_sh = SRCDIR "/tests/browser.sh";
+static const char *browser_sh = SRCDIR "/tools/browser.sh";
 
 /* Runs argv with its output into out (NULL: nowhere); its exit status.
  * The child is the simulator's (proc.h): it dies with this test, and a

@@ -251,10 +251,10 @@ static void link_make_diff(const char *src)
                                          "stagediff_units.awk", "stagediff_parts.awk" };
     char dir[512], from[512], to[600];
 
-    snprintf(dir, sizeof(dir), "%s/tests", src);
+    snprintf(dir, sizeof(dir), "%s/tools", src);
     ck_assert(mkdir(dir, 0755) == 0);
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        snprintf(from, sizeof(from), "%s/tests/%s", SRCDIR, files[i]);
+        snprintf(from, sizeof(from), "%s/tools/%s", SRCDIR, files[i]);
         snprintf(to, sizeof(to), "%s/%s", dir, files[i]);
         ck_assert_msg(symlink(from, to) == 0, "cannot link %s to %s", to, from);
     }

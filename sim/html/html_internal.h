@@ -130,7 +130,7 @@ void sim_html_inline(FILE *f, const char *text, size_t n,
 /* ---- html_diff.c --------------------------------------------------------- */
 
 /* What stage changed on its base, side by side: the output of make
- * diff (src/tests/stagediff.sh, run) drawn as tables: its changed
+ * diff (src/tools/stagediff.sh, run) drawn as tables: its changed
  * regions, in parts where make diff cuts the stage's diff into parts,
  * then the whole files on request. 0, or -1 with errstr. */
 int sim_html_diff(FILE *f, const char *src, int stage, char *errstr, size_t len);

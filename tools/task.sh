@@ -1,12 +1,12 @@
 #!/bin/sh
 # task.sh N K BUILD STAGE...: the TASK.md of stage N's exercise (of its
-# part K, when K is not empty), on stdout (tests/exercise.sh).
+# part K, when K is not empty), on stdout (tools/exercise.sh).
 #
 # Made from what the repository already says, never from stage N's
 # lock.c: the stage's title, goal and bug from its README.md
-# (tests/task_readme.awk leaves the solution out), the capabilities it
+# (tools/task_readme.awk leaves the solution out), the capabilities it
 # adds from sim/stages.def, said as sim/base/stage.h says them, the
-# checks that judge them (tests/grade.checks), the cells of the matrix
+# checks that judge them (tools/grade.checks), the cells of the matrix
 # where its answer key or its story differs from its base's
 # (BUILD/grade_key), and the commands to run.
 set -u
@@ -45,7 +45,7 @@ grade="make grade stage=$stage${part:+ part=$part}"
 echo "# Exercise: $title"
 echo
 if [ -n "$part" ]; then
-    nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
+    nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tools/stagediff.parts | grep -c .)
     awk -v s="$stage" -v k="$part" -v b="$bdir" -v n="$n" '$1 == "title" && $2 == s {
         t = $0; sub(/^[ \t]*title[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", t)
         if ($3 < k) done = done sprintf("- part %d, in your lock.c already: %s\n", $3, t)
@@ -54,7 +54,7 @@ if [ -n "$part" ]; then
         END { start = k > 1 ? "'\''s with the parts before yours in it" : "'\''s, the stage " n " is built on"
               printf "%s brings several ideas; this exercise is one of them. ", n
               printf "Your `lock.c` is %s%s.\n\n", b, start
-              printf "%s%s%s", done, mine, later }' tests/stagediff.parts
+              printf "%s%s%s", done, mine, later }' tools/stagediff.parts
     echo
     if [ "$part" -lt "$nparts" ]; then
         echo "The grader judges $n whole: the checks of the parts after yours fail until"
@@ -72,12 +72,12 @@ echo
 echo "\`lock.h\` is the contract, the same in every stage: the grader builds your"
 echo "\`lock.c\` against its own copy, so change \`lock.c\` only."
 echo
-awk -v want=goal -f tests/task_readme.awk "$dir/README.md"
+awk -v want=goal -f tools/task_readme.awk "$dir/README.md"
 echo
 echo "## The bug to fix"
 echo
-awk -v want=bug -f tests/task_readme.awk "$dir/README.md"
-layout=$(awk -v want=layout -f tests/task_readme.awk "$dir/README.md")
+awk -v want=bug -f tools/task_readme.awk "$dir/README.md"
+layout=$(awk -v want=layout -f tools/task_readme.awk "$dir/README.md")
 if [ -n "$layout" ]; then
     echo
     echo "## The keys, as the tests read them"
@@ -108,7 +108,7 @@ for cap in $adds; do
             for (i = 2; i <= NF; i++)
                 if ($i == cap) { list = list (list == "" ? "" : ", ") "`" $1 "`"; break } }
         END { printf "- %s (%s): %s\n", cap, what, list == "" ? "no check of its own" : list }' \
-        tests/grade.checks
+        tools/grade.checks
 done
 if [ "$masters" != "$bmasters" ] || [ "$server" != "$bserver" ]; then
     echo "- and every check that takes the lock: $n's lock talks to $masters independent"
