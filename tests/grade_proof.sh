@@ -270,6 +270,19 @@ fi
 for line in $stages; do
     cat "$P/v${line%%:*}.line"
 done
+# docs/course.md quotes lines of this table and, in its example of make
+# grade, the score of v4's start: both must be this run's.
+grep '^ *v[0-9]* *own ' docs/course.md | sed 's/^ *//' | while IFS= read -r quoted; do
+    n=$(echo "$quoted" | sed 's/^v\([0-9]*\) .*/\1/')
+    [ -f "$P/v$n.line" ] || continue
+    [ "$quoted" = "$(cat "$P/v$n.line" 2>/dev/null)" ] ||
+        echo "docs/course.md quotes \"$quoted\"; this run printed \"$(cat "$P/v$n.line" 2>/dev/null)\"" \
+            >>"$P/v$n.errors"
+done
+score=$(sed -n 's/^v4 .*v3.s lock\.c \([0-9]*\)\/\([0-9]*\),.*/\1 \2/p' "$P/v4.line" 2>/dev/null)
+[ -z "$score" ] || score=$(echo "$score" | awk '{ printf "score: %d/%d checks (%d failed;", $1, $2, $2 - $1 }')
+[ -z "$score" ] || grep -qF "$score" docs/course.md ||
+    echo "docs/course.md's example of make grade stage=4 does not show v4's start's \"$score\"" >>"$P/v4.errors"
 cat "$P"/v*.errors "$P/robust.errors" >"$P/errors" 2>/dev/null
 left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 | head -3)
 [ -z "$left" ] || echo "the runs left $left behind in their TMPDIR" >>"$P/errors"

@@ -261,7 +261,7 @@ static void link_make_diff(const char *src)
     put(dir, "stagediff.parts", "# no stage in parts\n");
 }
 
-/* A repository of the test's own in tmp/src: a README with one story,
+/* A repository of the test's own in tmp/src: a page of stories with one,
  * and every stage of the list with a README and a lock.c that differs
  * from its base's in one line (stage 2's README in the Markdown the
  * stages use); lock.h the same everywhere; make diff. */
@@ -278,7 +278,9 @@ static void make_src(void)
 
     snprintf(src, sizeof(src), "%s/src", tmp);
     ck_assert(mkdir(src, 0755) == 0);
-    put(src, "README.md", "## The fault matrix\n\n- **baseline.** A story with\n"
+    snprintf(dir, sizeof(dir), "%s/docs", src);
+    ck_assert(mkdir(dir, 0755) == 0);
+    put(dir, "matrix.md", "## The story of each row\n\n- **baseline.** A story with\n"
         "  `code` in it.\n- **other.** Not this one.\n");
     for (int st = 1; st <= SIM_STAGES; st++) {
         snprintf(dir, sizeof(dir), "%s/%s", src, sim_stage_name(st));
@@ -337,7 +339,7 @@ START_TEST(test_html_stage_pages_render_markdown_and_diff)
 END_TEST
 
 /* The matrix page of the real repository: every scenario of the table
- * finds its story in the README's matrix section. */
+ * finds its story in docs/matrix.md. */
 START_TEST(test_html_readme_tells_every_row)
 {
     sim_html_about about = { 300, 1, 6, 0, "", "", 1 };
@@ -368,7 +370,7 @@ START_TEST(test_html_readme_tells_every_row)
         snprintf(row, sizeof(row), "id=\"row-%s\"", sim_scenario_at(i)->name);
         has(row);
     }
-    ck_assert_msg(strstr(text, "no-story") == NULL, "README.md's matrix section tells "
+    ck_assert_msg(strstr(text, "no-story") == NULL, SIM_HTML_STORIES " tells "
                   "no story of a row: %.160s", strstr(text, "no-story"));
     /* The stages' diffs are make diff's: v4's SET with its token whole,
      * v6's in the parts make diff cuts it into, each a slice of its own. */

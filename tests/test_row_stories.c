@@ -1,6 +1,6 @@
-/* test_row_stories: README.md's story of each row of the fault matrix
+/* test_row_stories: docs/matrix.md's story of each row of the fault matrix
  * names no sale that tests/row_claims.c does not check, and the claims'
- * facts read a history right. No Redis: the README and hand-written
+ * facts read a history right. No Redis: that page and hand-written
  * histories (story.h); each stage's matrix row checks the claims against
  * its real runs. */
 #define _POSIX_C_SOURCE 200809L
@@ -24,9 +24,9 @@ static char *readme(void)
 {
     char why[256];
     size_t n;
-    char *text = sim_html_slurp(SRCDIR "/README.md", &n, why, sizeof(why));
+    char *text = sim_html_slurp(SRCDIR "/" SIM_HTML_STORIES, &n, why, sizeof(why));
 
-    ck_assert_msg(text != NULL, "cannot read README.md: %s", why);
+    ck_assert_msg(text != NULL, "cannot read " SIM_HTML_STORIES ": %s", why);
     return text;
 }
 
@@ -41,7 +41,7 @@ START_TEST(test_row_stories_are_all_claimed)
         size_t n = 0;
 
         story = sim_html_story(text, name, &n);
-        ck_assert_msg(story != NULL, "README.md tells no story of the row %s", name);
+        ck_assert_msg(story != NULL, SIM_HTML_STORIES " tells no story of the row %s", name);
         ck_assert_msg(row_claims_story(name, story, n, why, sizeof(why)) == 0, "%s", why);
     }
     for (size_t i = 0; i < row_claims_count(); i++) {
