@@ -8,7 +8,7 @@
  * when the row says something of N that it does not say of the base:
  *
  *   key      the answer key's cell differs (sim/play/scenarios.c)
- *   story    README.md's story of the row states a fact of N's cell that
+ *   story    docs/matrix.md's story of the row states a fact of N's cell that
  *            it does not state of the base's (tests/row_claims.c): the
  *            matrix test checks it on N's run
  *   servers  N's lock talks to other servers than its base's (more
@@ -17,7 +17,9 @@
  *            anomalies to show or a crowd that must sell its stock
  *
  * One line per such cell, tab-separated: the scenario, the reason, the
- * base's key, N's key, what the scenario shows. Nothing for a stage built
+ * base's key, N's key, what the scenario shows. A key of "-" is written
+ * "(-)" where the stage's lock.c has no step for the scenario's failpoint,
+ * as the matrix writes it. Nothing for a stage built
  * on no other. A bad argument: one line on stderr, exit 2. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,43 @@ static int needs_a_lock(const sim_scenario *s, int n)
     return 0;
 }
 
+#ifndef SRCDIR
+#define SRCDIR "." /* the repository root; make passes its own */
+#endif
+
+/* 1 when stage st's lock.c has the step where the scenario's failpoint
+ * fires (its dlock_failpoint("<name>") call), or the scenario arms none. */
+static int reaches(const sim_scenario *s, const sim_stage *st)
+{
+    char path[512], call[128], line[1024];
+    int found = 0;
+    FILE *f;
+
+    for (int i = 0; s->actors[i].name != 0; i++) {
+        const char *fp = s->actors[i].failpoint;
+
+        if (fp == NULL || fp[0] == '\0')
+            continue;
+        snprintf(call, sizeof(call), "dlock_failpoint(\"%.*s\")", (int)strcspn(fp, "="), fp);
+        snprintf(path, sizeof(path), "%s/%s/lock.c", SRCDIR, sim_stage_name(st->n));
+        if ((f = fopen(path, "r")) == NULL)
+            return 1; /* said as the key has it */
+        while (!found && fgets(line, sizeof(line), f) != NULL)
+            found = strstr(line, call) != NULL;
+        fclose(f);
+        return found;
+    }
+    return 1;
+}
+
+/* A stage's key as the matrix writes it. */
+static const char *shown(const sim_scenario *s, const sim_stage *st)
+{
+    const char *key = sim_scenario_key(s, st->n);
+
+    return strcmp(key, "-") == 0 && !reaches(s, st) ? "(-)" : key;
+}
+
 static const char *reason(const sim_scenario *s, const sim_stage *st, const sim_stage *base)
 {
     if (strcmp(sim_scenario_key(s, st->n), sim_scenario_key(s, base->n)) != 0)
@@ -83,8 +122,8 @@ int main(int argc, char **argv)
         const char *why = reason(s, st, base);
 
         if (why != NULL)
-            printf("%s\t%s\t%s\t%s\t%s\n", s->name, why, sim_scenario_key(s, base->n),
-                   sim_scenario_key(s, st->n), s->shows);
+            printf("%s\t%s\t%s\t%s\t%s\n", s->name, why, shown(s, base), shown(s, st),
+                   s->shows);
     }
     return 0;
 }
