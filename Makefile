@@ -362,8 +362,8 @@ cli-test: check-deps
 	@sh tests/cli.sh
 
 # ---- the tree's shape (no Redis) ---------------------------------------
-# The simulator's folders as layers, and no file of sim/ or tests/ over
-# 600 lines.
+# The simulator's folders as layers, no file of sim/, tests/ or tools/ over
+# 600 lines, and every relative link of the pages leads somewhere.
 .PHONY: layout-test
 layout-test:
 	@sh tests/layout.sh $(SIM_LAYERS)

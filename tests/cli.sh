@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 failed=0
 out=$(mktemp) || exit 2
-trap 'rm -rf "$out" "$out.parts" "$out.bin" "$out.ex" "$out.task"' EXIT
+trap 'rm -rf "$out" "$out.parts" "$out.bin" "$out.ex" "$out.task" "$out.docs" "$out.cmds"' EXIT
 
 fail() {
     echo "cli-test: $*"
@@ -184,8 +184,37 @@ sh tools/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$
 grep -q 'quotes the solution: r = command(l, "GET %s", l->key);' "$out" ||
     fail "tools/task_leaks.sh does not name the quoted line: $(cat "$out")"
 
+# ---- every make command the pages show ---------------------------------------
+# Each `make ...` line of a ```sh block, and each `$ make ...` line of any
+# block, in README.md, docs/ and the stages' READMEs, runs here and exits
+# 0, but for those that play runs against real servers or run whole
+# suites: too long for this test, each is named with what runs it.
+too_long() {
+    case "$1" in
+    "make demo" | "make report" | "make report-test") echo "make report-test plays the matrix" ;;
+    "make test" | "make test "* | "make stage="*" test" | "make servers-test" | "make course-test")
+        echo "a suite of make test, which .ci/run runs" ;;
+    "make bench") echo "make bench-test runs the bench" ;;
+    "make sim "*) echo "a run against real servers: its stage's matrix row plays it" ;;
+    "make grade "*) echo "a stage's whole suite: make course-test grades every stage" ;;
+    *) return 1 ;;
+    esac
+}
+for f in README.md docs/*.md v*/README.md; do
+    awk '/^ *```/ { sh = !fence && /```sh/; fence = !fence; next }
+         fence && (/^ *\$ make( |$)/ || sh && /^ *make( |$)/) {
+             sub(/^[ $]*/, ""); sub(/ *#.*/, ""); gsub(/  +/, " "); print }' "$f"
+done | sort -u >"$out.cmds"
+[ -s "$out.cmds" ] || fail "found no make command in the pages' code blocks"
+export EXERCISES="$out.docs"
+while IFS= read -r cmd; do
+    too_long "$cmd" >/dev/null && continue
+    # shellcheck disable=SC2086 # the command's words, as the page gives them
+    $M ${cmd#make } >"$out" 2>&1 </dev/null || fail "'$cmd', as the pages show it, failed: $(tail -2 "$out")"
+done <"$out.cmds"
+
 if [ $failed -gt 0 ]; then
     echo "cli-test: $failed failed"
     exit 1
 fi
-echo "cli-test: bad arguments named as typed, make diff's lines, regions and parts, make exercise's and make grade's: ok"
+echo "cli-test: bad arguments named as typed, make diff's lines, regions and parts, make exercise's and make grade's, every make command the pages show: ok"
