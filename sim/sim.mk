@@ -3,7 +3,7 @@
 #   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]   one run, with its timeline
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
 #   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report,
-#                                    and as one PDF to print, build/report/lockstep.pdf
+#                                    and as a handout to print, build/report/lockstep.pdf
 #   make report-test                 that site in a headless browser (part of make test)
 #   make screenshots                 the README's pictures of it, docs/*.png
 #
@@ -86,7 +86,7 @@ report: check-deps
 	    if ! tools/browser.sh find >/dev/null 2>&1; then \
 	        echo "report: $(REPORT_PDF) skipped: no headless Chromium here (make deps installs it)"; \
 	    elif tools/browser.sh pdf file://$(CURDIR)/$(REPORT_DIR)/print.html $(REPORT_PDF); then \
-	        echo "the site as one PDF, to print: $(REPORT_PDF)"; \
+	        echo "the handout to print, the matrix and the rows' stories: $(REPORT_PDF)"; \
 	    else echo "report: Chromium could not print $(REPORT_DIR)/print.html into $(REPORT_PDF)" >&2; \
 	        [ $$status -ne 0 ] || status=1; fi; \
 	fi; exit $$status
@@ -121,7 +121,7 @@ SHOT_W := 1400
 screenshots:
 	@$(MAKE) --no-print-directory report
 	@tools/deps.sh browser
-	@tools/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 900
+	@tools/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 1000
 	@tools/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/runs/v3-slow-holder.html \
 	    docs/timeline.png $(SHOT_W) 980
 	@echo "screenshots: docs/matrix.png docs/timeline.png"

@@ -92,19 +92,18 @@ int sim_html_stage_page(const char *dir, const char *src, int stage,
                         const sim_html_run *runs, size_t n,
                         char *errstr, size_t len);
 
-/* The story of a scenario's row in the README's matrix section: the text
- * after "- **<name>.**" up to the next item, as a pointer into readme and
- * its length; NULL when the README tells none. */
+/* The story of a scenario's row in that page: the text after
+ * "- **<name>.**" up to the next item, as a pointer into readme and its
+ * length; NULL when the page tells none. */
 const char *sim_html_story(const char *readme, const char *scenario,
                            size_t *n);
 
 /* ---- html_book.c --------------------------------------------------------- */
 
-/* dir/print.html from the pages of the site in dir, which must all be
- * written: the matrix, the runs row by row, the stages; each page on
- * sheets of its own when printed. 0, or -1 with errstr. */
-int sim_html_book(const char *dir, const sim_html_run *runs, size_t n,
-                  char *errstr, size_t len);
+/* dir/print.html, the handout, from dir/index.html, which must be
+ * written: the matrix and its legend on the first sheet, then each
+ * row's story with its cells' evidence. 0, or -1 with errstr. */
+int sim_html_book(const char *dir, char *errstr, size_t len);
 
 /* ---- html_svg.c ---------------------------------------------------------- */
 
