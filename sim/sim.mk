@@ -24,7 +24,8 @@ SIM_OPTS = $(if $(seed),'seed=$(seed)') $(if $(lease),'lease=$(lease)') \
            $(if $(sentinel),'sentinel=$(sentinel)')
 
 $(SIM_PROGRAM): $(BUILD)/sim/main.o $(SIM_LIB_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	@$(say) "build  the simulator, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 .PHONY: sim demo sim-build sim-build-stage sim-program
 
@@ -54,6 +55,7 @@ sim: check-deps
 	    $(if $(filter 1,$(html)),'html=$(BUILD)/runs')
 
 demo: check-deps
+	@$(call build_note,$(SIM_PROGRAM) $(SIM_CLIENTS),the simulator and every stage's client,a minute)
 	@$(MAKE) --no-print-directory sim-build
 	@$(SIM_PROGRAM) demo $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
 
@@ -73,6 +75,7 @@ REPORT_PDF := $(REPORT_DIR)/lockstep.pdf
 # PDF; without a Chromium, one line says it was skipped (make report does
 # not install one: make deps does).
 report: check-deps
+	@$(call build_note,$(SIM_PROGRAM) $(SIM_CLIENTS),the simulator and every stage's client,a minute)
 	@$(MAKE) --no-print-directory sim-build
 	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi; \
 	restore() { if [ -d $(REPORT_DIR).old ]; then \
@@ -101,7 +104,8 @@ SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o $(BUILD)/
                     sim/base/stage.c sim/base/proc.c sim/base/util.c sim/play/scenarios.c)
 
 $(BUILD)/site_test: $(SITE_TEST_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
+	@$(say) "build  the report's browser test, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
 
 .PHONY: report-test
 report-test: check-deps
