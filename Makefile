@@ -82,7 +82,10 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # plays a run.
 ZK_CFLAGS := -DTHREADED
 ZK_LIBS := -lzookeeper_mt
-LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) -pthread
+# cmark-gfm, GitHub's Markdown renderer, and its extensions (tables): the
+# site shows a README as GitHub does (sim/html/html_md.c).
+MD_LIBS := -lcmark-gfm-extensions -lcmark-gfm
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) $(MD_LIBS) -pthread
 stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS))
 
 # The simulator's folders, one per role, lowest layer first: a file
@@ -354,7 +357,7 @@ $(BUILD)/tests/%.o: tests/%.c $(SIM_HDRS) $(wildcard tests/*.h tests/*.def)
 
 $(BUILD)/test_sim: $(SIM_TEST_OBJS)
 	@$(say) "build  the simulator's own tests, $@"
-	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) $(MD_LIBS) -lm -pthread
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim

@@ -26,6 +26,8 @@
  *                               report's sentences
  *   runs/vN-<scenario>.jsonl    its history, which `sim check` judges again
  *   stages/<folder>.html        a stage: its README, its diff from its base
+ *   guide/readme.html           README.md, and guide/<name>.html each page of
+ *                               docs/, as GitHub renders them, with their pictures
  *   print.html                  the handout: the matrix and its legend on one
  *                               sheet, then each row's story with the evidence
  *                               of its cells (make report prints it to

@@ -35,10 +35,13 @@ static const char style[] =
     "pre code{background:none;padding:0;font-size:1em}\n"
     "pre .add{color:#1b5e20;background:#e6f4ea;display:inline-block;width:100%}\n"
     "pre .del{color:#b71c1c;background:#fdecea;display:inline-block;width:100%}\n"
-    "table.md{border-collapse:collapse;margin:.6em 0;font-size:.92em}\n"
-    "table.md th,table.md td{border:1px solid #cfd8dc;padding:.3em .6em;"
-    "vertical-align:top;text-align:left}\n"
-    "table.md th{background:#eceff1}\n"
+    /* A table of the site's own (class md) and a README's, as cmark-gfm
+     * writes it (no class). */
+    "table.md,article.readme table{border-collapse:collapse;margin:.6em 0;font-size:.92em}\n"
+    "table.md th,table.md td,article.readme th,article.readme td{border:1px solid #cfd8dc;"
+    "padding:.3em .6em;vertical-align:top;text-align:left}\n"
+    "table.md th,article.readme th{background:#eceff1}\n"
+    "article.readme img{max-width:100%;height:auto;border:1px solid #cfd8dc}\n"
     "table.params{border-collapse:collapse;font-size:.92em}\n"
     "table.params th{text-align:left;padding:.15em 1em .15em 0;color:#546e7a;"
     "font-weight:600}\n"
@@ -220,7 +223,7 @@ static void bar(FILE *f, const char *root)
         sim_html_esc(f, sim_stage_name(s));
         fprintf(f, "\">v%d</a>\n", s);
     }
-    fputs("</header>\n", f);
+    fprintf(f, "<a href=\"%sguide/readme.html\">the guide</a>\n</header>\n", root);
 }
 
 void sim_html_head(FILE *f, const char *title, const char *root)
