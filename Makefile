@@ -24,6 +24,7 @@
 #   make clean
 #
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.
+# V=1 prints every compiler line (a build says what it builds, a line per program).
 
 # The stages: one line each in sim/stages.def, read here as
 # number:folder:base (the scripts' stage list), and the kind of server of
@@ -57,6 +58,21 @@ else
   CFLAGS += -O2
   BUILD := build
 endif
+# A build says what it builds, a line per program (a stage's client, its
+# suite), and compiles quietly; make V=1 prints every compiler line. One
+# that has anything to do says so first, with how long a first build took
+# on a busy 2-core machine, one compiler at a time (make -q asks without
+# building): the simulator and the clients 54 s, the suites 121 s more.
+ifeq ($(V),1)
+  Q :=
+  say := :
+else
+  Q := @
+  say := echo
+endif
+build_note = $(MAKE) -q --no-print-directory $(1) 2>/dev/null || echo "building $(2) into \
+$(BUILD)/ (from nothing: about $(3) on 2 cores, less with -j2; V=1 prints each compiler line)"
+
 HIREDIS_LIBS := -lhiredis
 JSON_LIBS := -lcjson
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
@@ -66,7 +82,10 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # plays a run.
 ZK_CFLAGS := -DTHREADED
 ZK_LIBS := -lzookeeper_mt
-LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) -pthread
+# cmark-gfm, GitHub's Markdown renderer, and its extensions (tables): the
+# site shows a README as GitHub does (sim/html/html_md.c).
+MD_LIBS := -lcmark-gfm-extensions -lcmark-gfm
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) $(MD_LIBS) -pthread
 stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS))
 
 # The simulator's folders, one per role, lowest layer first: a file
@@ -133,16 +152,17 @@ TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlo
 .DEFAULT_GOAL := all
 
 all: check-deps
+	@$(call build_note,$(foreach n,$(STAGES),$(BUILD)/v$(n)/tests),every stage and its suite,3 minutes)
 	@$(MAKE) --no-print-directory $(foreach n,$(STAGES),$(BUILD)/v$(n)/tests)
 
 # ---- dependency check --------------------------------------------------
 # Every command that builds or runs installs what is missing first
 # (apt-get, sudo when not root), so a fresh machine needs no other command.
 check-deps:
-	@tests/deps.sh ensure
+	@tools/deps.sh ensure
 
 deps:
-	@tests/deps.sh install
+	@tools/deps.sh install
 
 # ---- stages ------------------------------------------------------------
 # A stage's plumbing: what every stage of one kind of server shares (the
@@ -157,21 +177,22 @@ stage_plumbing = $(wildcard plumbing/$(call stage_server,$(1)).c)
 define STAGE_RULES
 $(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
+	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
 
 $(BUILD)/v$(1)/plumbing.o: $(call stage_plumbing,$(1)) $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
+	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
 
 $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $(ZK_CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -Itests -c $$< -o $$@
+	$(Q)$$(CC) $$(CFLAGS) $(ZK_CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -Itests -c $$< -o $$@
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c)) \
                    $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 
 $(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
-	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
+	@$(say) "build  $(call stage_dir,$(1)): its contract suite and matrix row, $$@"
+	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 
 # The client side of the simulator calls the lock: built per stage, against
 # that stage's lock.h, like the stage itself.
@@ -179,20 +200,22 @@ SIM_CLIENT_OBJS_$(1) := $$(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/v$(1)/sim/%.o)
 
 $(BUILD)/v$(1)/sim/%.o: sim/%.c $(SIM_HDRS) $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -c $$< -o $$@
+	$(Q)$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -c $$< -o $$@
 
 $(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(SIM_SHIM) $(ZK_CLASS_DATA)
-	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+	@$(say) "build  $(call stage_dir,$(1)): its lock in the simulator's client, $$@"
+	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
 
 $(BUILD)/sim/%.o: sim/%.c $(SIM_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SIM_INC) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SIM_INC) -c $< -o $@
 
 $(SIM_SHIM): $(SIM_SHIM_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(SHIM_CFLAGS) -o $@ $<
+	@$(say) "build  the clock-jump library, $@"
+	$(Q)$(CC) $(SHIM_CFLAGS) -o $@ $<
 
 $(ZK_CLASS_DATA): Makefile
 	@mkdir -p $(@D)
@@ -212,7 +235,7 @@ $(ZK_CLASS_DATA): Makefile
 	fi
 
 # ---- course mode -----------------------------------------------------------
-# A student's lock.c in place of a stage's own: tests/grade.sh copies it to
+# A student's lock.c in place of a stage's own: tools/grade.sh copies it to
 # $(GRADE_DIR)/vN/lock.c, next to a copy of the stage's lock.h (so the
 # contract is the stage's, whatever the student's folder holds), and links
 # it with the stage's own test objects and client side, built as make
@@ -221,13 +244,14 @@ GRADE_DIR ?= $(BUILD)/grade
 
 define GRADE_RULES
 $(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h $(PLUMBING_HDRS)
-	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -Iplumbing -c $$< -o $$@
+	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -Iplumbing -c $$< -o $$@
 
 GRADE_OBJS_$(1) := $(GRADE_DIR)/v$(1)/lock.o $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 
 $(GRADE_DIR)/v$(1)/client: $$(GRADE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM)) \
     $(GRADE_DIR)/$(notdir $(ZK_CLASS_DATA))
-	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+	@$(say) "build  the graded lock.c in the simulator's client, $$@"
+	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 
 .PHONY: grade-prereqs-v$(1)
 grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
@@ -235,7 +259,8 @@ grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_L
 	@:
 
 $(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
-	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
+	@$(say) "build  the graded lock.c's suite and matrix row, $$@"
+	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 endef
 $(foreach n,$(STAGES),$(eval $(call GRADE_RULES,$(n))))
 
@@ -259,19 +284,20 @@ GRADE_KEY_OBJS := $(BUILD)/tests/grade_key.o $(BUILD)/tests/row_claims.o \
                     $(call sim_srcs,checker) sim/base/stage.c sim/base/util.c sim/play/scenarios.c)
 
 $(GRADE_KEY): $(GRADE_KEY_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(JSON_LIBS) -lm -pthread
+	@$(say) "build  the grader's table of cells, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(JSON_LIBS) -lm -pthread
 
 # The scripts get make's variables as they were given, to name them in an
 # error, and the stages as the list above has them.
 .PHONY: exercise grade handout
 exercise: check-deps
-	@tests/exercise.sh exercise 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+	@tools/exercise.sh exercise 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
 
 handout: check-deps
-	@tests/exercise.sh handout 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
+	@tools/exercise.sh handout 'stage=$(stage)' 'part=$(part)' 'build=$(BUILD)' -- $(STAGE_LINES)
 
 grade: check-deps
-	@tests/grade.sh 'stage=$(stage)' 'src=$(src)' 'part=$(part)' 'build=$(BUILD)' \
+	@tools/grade.sh 'stage=$(stage)' 'src=$(src)' 'part=$(part)' 'build=$(BUILD)' \
 	    'into=$(GRADE_DIR)' -- $(STAGE_LINES)
 
 # make course-test: the grader's proof (tests/grade_proof.sh). Every
@@ -311,6 +337,7 @@ endif
 
 stage-test:
 	@test -n "$(stage)" || { echo "stage-test needs stage=N: $(STAGE_LIST)"; exit 2; }
+	@$(call build_note,$(BUILD)/v$(stage)/tests,v$(stage) and its suite,a minute)
 	@$(MAKE) --no-print-directory $(BUILD)/v$(stage)/tests
 	@$(BUILD)/v$(stage)/tests
 
@@ -326,10 +353,11 @@ SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
 
 $(BUILD)/tests/%.o: tests/%.c $(SIM_HDRS) $(wildcard tests/*.h tests/*.def)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DSRCDIR='"$(CURDIR)"' $(SIM_INC) -Itests -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -DSRCDIR='"$(CURDIR)"' $(SIM_INC) -Itests -c $< -o $@
 
 $(BUILD)/test_sim: $(SIM_TEST_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
+	@$(say) "build  the simulator's own tests, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) $(MD_LIBS) -lm -pthread
 
 .PHONY: sim-test
 sim-test: $(BUILD)/test_sim
@@ -346,7 +374,8 @@ SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o
 $(BUILD)/tests/test_ensemble.o $(BUILD)/tests/zk_client.o: CFLAGS += $(ZK_CFLAGS)
 
 $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	@$(say) "build  the servers' own tests, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PHONY: servers-test
 servers-test: check-deps
@@ -362,8 +391,8 @@ cli-test: check-deps
 	@sh tests/cli.sh
 
 # ---- the tree's shape (no Redis) ---------------------------------------
-# The simulator's folders as layers, and no file of sim/ or tests/ over
-# 600 lines.
+# The simulator's folders as layers, no file of sim/, tests/ or tools/ over
+# 600 lines, and every relative link of the pages leads somewhere.
 .PHONY: layout-test
 layout-test:
 	@sh tests/layout.sh $(SIM_LAYERS)
@@ -372,9 +401,9 @@ layout-test:
 # The script gets make's variables as they were given, to name them in an
 # error, and the stages as the list above has them; without from= it
 # diffs to= against its base. part=K: the K-th part of a diff that
-# tests/stagediff.parts cuts into parts; full=1: whole files.
+# tools/stagediff.parts cuts into parts; full=1: whole files.
 diff:
-	@tests/stagediff.sh 'from=$(from)' 'to=$(to)' 'side=$(side)' 'part=$(part)' \
+	@tools/stagediff.sh 'from=$(from)' 'to=$(to)' 'side=$(side)' 'part=$(part)' \
 	    'full=$(full)' -- $(STAGE_LINES)
 
 clean:

@@ -3,7 +3,7 @@
 #   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]   one run, with its timeline
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
 #   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report,
-#                                    and as one PDF to print, build/report/lockstep.pdf
+#                                    and as a handout to print, build/report/lockstep.pdf
 #   make report-test                 that site in a headless browser (part of make test)
 #   make screenshots                 the README's pictures of it, docs/*.png
 #
@@ -24,7 +24,8 @@ SIM_OPTS = $(if $(seed),'seed=$(seed)') $(if $(lease),'lease=$(lease)') \
            $(if $(sentinel),'sentinel=$(sentinel)')
 
 $(SIM_PROGRAM): $(BUILD)/sim/main.o $(SIM_LIB_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	@$(say) "build  the simulator, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 .PHONY: sim demo sim-build sim-build-stage sim-program
 
@@ -54,6 +55,7 @@ sim: check-deps
 	    $(if $(filter 1,$(html)),'html=$(BUILD)/runs')
 
 demo: check-deps
+	@$(call build_note,$(SIM_PROGRAM) $(SIM_CLIENTS),the simulator and every stage's client,a minute)
 	@$(MAKE) --no-print-directory sim-build
 	@$(SIM_PROGRAM) demo $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
 
@@ -73,6 +75,7 @@ REPORT_PDF := $(REPORT_DIR)/lockstep.pdf
 # PDF; without a Chromium, one line says it was skipped (make report does
 # not install one: make deps does).
 report: check-deps
+	@$(call build_note,$(SIM_PROGRAM) $(SIM_CLIENTS),the simulator and every stage's client,a minute)
 	@$(MAKE) --no-print-directory sim-build
 	@rm -rf $(REPORT_DIR).old; if [ -d $(REPORT_DIR) ]; then mv $(REPORT_DIR) $(REPORT_DIR).old; fi; \
 	restore() { if [ -d $(REPORT_DIR).old ]; then \
@@ -83,16 +86,16 @@ report: check-deps
 	if [ $$status -eq 2 ] || [ $$status -gt 128 ]; then restore; exit $$status; fi; \
 	rm -rf $(REPORT_DIR).old; \
 	if [ -f $(REPORT_DIR)/print.html ]; then \
-	    if ! tests/browser.sh find >/dev/null 2>&1; then \
+	    if ! tools/browser.sh find >/dev/null 2>&1; then \
 	        echo "report: $(REPORT_PDF) skipped: no headless Chromium here (make deps installs it)"; \
-	    elif tests/browser.sh pdf file://$(CURDIR)/$(REPORT_DIR)/print.html $(REPORT_PDF); then \
-	        echo "the site as one PDF, to print: $(REPORT_PDF)"; \
+	    elif tools/browser.sh pdf file://$(CURDIR)/$(REPORT_DIR)/print.html $(REPORT_PDF); then \
+	        echo "the handout to print, the matrix and the rows' stories: $(REPORT_PDF)"; \
 	    else echo "report: Chromium could not print $(REPORT_DIR)/print.html into $(REPORT_PDF)" >&2; \
 	        [ $$status -ne 0 ] || status=1; fi; \
 	fi; exit $$status
 
 # make report-test: make report's site, loaded in a headless Chromium
-# (tests/browser.sh), which it installs when it can; where it cannot, the
+# (tools/browser.sh), which it installs when it can; where it cannot, the
 # test says so in one line and passes. A cell that differs from the
 # answer key is for the stage tests to judge: the site is tested all the
 # same.
@@ -101,11 +104,12 @@ SITE_TEST_OBJS := $(BUILD)/tests/run_site.o $(BUILD)/tests/test_site.o $(BUILD)/
                     sim/base/stage.c sim/base/proc.c sim/base/util.c sim/play/scenarios.c)
 
 $(BUILD)/site_test: $(SITE_TEST_OBJS)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
+	@$(say) "build  the report's browser test, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(JSON_LIBS) -lm -pthread
 
 .PHONY: report-test
 report-test: check-deps
-	@tests/deps.sh browser || true
+	@tools/deps.sh browser || true
 	@$(MAKE) --no-print-directory $(BUILD)/site_test
 	@echo "== the report: make report's site in a headless browser =="
 	@mkdir -p $(BUILD); $(MAKE) --no-print-directory report >$(BUILD)/report-test.log 2>&1; \
@@ -120,9 +124,9 @@ SHOT_W := 1400
 .PHONY: screenshots
 screenshots:
 	@$(MAKE) --no-print-directory report
-	@tests/deps.sh browser
-	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 900
-	@tests/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/runs/v3-slow-holder.html \
+	@tools/deps.sh browser
+	@tools/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/index.html docs/matrix.png $(SHOT_W) 1000
+	@tools/browser.sh shot file://$(CURDIR)/$(REPORT_DIR)/runs/v3-slow-holder.html \
 	    docs/timeline.png $(SHOT_W) 980
 	@echo "screenshots: docs/matrix.png docs/timeline.png"
 

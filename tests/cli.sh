@@ -8,14 +8,14 @@
 # that names it as typed ("lease=50 is below the minimum of 100 ms") and
 # a non-zero exit. make diff: side by side keeps every line whole at any
 # terminal width and shows only the changed regions unless full=1; a
-# stage cut into parts (tests/stagediff.parts) shows each part, the
+# stage cut into parts (tools/stagediff.parts) shows each part, the
 # speed-only code apart, and a table that leaves a line out is refused.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
 failed=0
 out=$(mktemp) || exit 2
-trap 'rm -rf "$out" "$out.parts" "$out.bin" "$out.ex" "$out.task" "$out.kit" "$out.v5.c"' EXIT
+trap 'rm -rf "$out" "$out.parts" "$out.bin" "$out.ex" "$out.task" "$out.kit" "$out.v5.c" "$out.docs" "$out.cmds"' EXIT
 
 fail() {
     echo "cli-test: $*"
@@ -51,9 +51,9 @@ M="make --no-print-directory"
 # ---- another system than Linux ---------------------------------------------
 # A uname that answers Darwin: deps.sh says Linux only and how to run it.
 mkdir "$out.bin" && printf '#!/bin/sh\necho Darwin\n' >"$out.bin/uname" && chmod +x "$out.bin/uname"
-errs "lockstep runs on Linux only" env PATH="$out.bin:$PATH" sh tests/deps.sh ensure
-errs "which Darwin does not have" env PATH="$out.bin:$PATH" sh tests/deps.sh check
-errs "docker run --rm -it" env PATH="$out.bin:$PATH" sh tests/deps.sh ensure
+errs "lockstep runs on Linux only" env PATH="$out.bin:$PATH" sh tools/deps.sh ensure
+errs "which Darwin does not have" env PATH="$out.bin:$PATH" sh tools/deps.sh check
+errs "docker run --rm -it" env PATH="$out.bin:$PATH" sh tools/deps.sh ensure
 
 # ---- make variables, named as typed ---------------------------------------
 errs "lease=50 is below the minimum of 100 ms" $M sim stage=3 scenario=slow-holder lease=50
@@ -139,7 +139,7 @@ $M diff to=6 part=4 >"$out" 2>&1
 grep -q '^+.*l->sub' "$out" || fail "part 4 (speed only) does not add the kept subscription (l->sub)"
 grep -q '^[-+][^-+].*\(watchdog\|hincrby\|holds\)' "$out" &&
     fail "part 4 (speed only) changes lines of the lesson (the watchdog or the hold count)"
-grep -v '^6 4 disconnect' tests/stagediff.parts >"$out.parts"
+grep -v '^6 4 disconnect' tools/stagediff.parts >"$out.parts"
 errs "is in no part" env STAGEDIFF_PARTS="$out.parts" $M diff to=6 part=1
 
 # ---- course mode: make exercise, make handout, make grade -----------------
@@ -213,15 +213,44 @@ grep -q '| pause-in-release |.*| ME MD LU | (-) |' "$EXERCISES/v5/TASK.md" ||
 # A reason that errstr still held after a result that is no error comes
 # after the check's own words, said as such.
 printf 'not ok 1 - tests/t.c:ownership:test_lock_release_by_non_owner: expected NOT_OWNER, got OK (server error: NOSCRIPT x)\n' |
-    awk -v stage=5 -f tests/grade_tap.awk >"$out"
+    awk -v stage=5 -f tools/grade_tap.awk >"$out"
 grep -qF 'expected NOT_OWNER, got OK; dlock_errstr said "server error: NOSCRIPT x", though the call returned no ERR' "$out" ||
-    fail "tests/grade_tap.awk ends a check's line with the lock's stale errstr: $(cat "$out")"
+    fail "tools/grade_tap.awk ends a check's line with the lock's stale errstr: $(cat "$out")"
 # TASK.md never quotes a line of the stage's lock.c that the start lacks.
 printf 'A hint:\n    r = command(l, "GET %%s", l->key);\n' >"$out.task"
-sh tests/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
-    fail "tests/task_leaks.sh passes a TASK.md that quotes v4's GET"
+sh tools/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
+    fail "tools/task_leaks.sh passes a TASK.md that quotes v4's GET"
 grep -q 'quotes the solution: r = command(l, "GET %s", l->key);' "$out" ||
-    fail "tests/task_leaks.sh does not name the quoted line: $(cat "$out")"
+    fail "tools/task_leaks.sh does not name the quoted line: $(cat "$out")"
+
+# ---- every make command the pages show ---------------------------------------
+# Each `make ...` line of a ```sh block, and each `$ make ...` line of any
+# block, in README.md, docs/ and the stages' READMEs, runs here and exits
+# 0, but for those that play runs against real servers or run whole
+# suites: too long for this test, each is named with what runs it.
+too_long() {
+    case "$1" in
+    "make demo" | "make report" | "make report-test") echo "make report-test plays the matrix" ;;
+    "make test" | "make test "* | "make stage="*" test" | "make servers-test" | "make course-test")
+        echo "a suite of make test, which .ci/run runs" ;;
+    "make bench") echo "make bench-test runs the bench" ;;
+    "make sim "*) echo "a run against real servers: its stage's matrix row plays it" ;;
+    "make grade "*) echo "a stage's whole suite: make course-test grades every stage" ;;
+    *) return 1 ;;
+    esac
+}
+for f in README.md docs/*.md v*/README.md; do
+    awk '/^ *```/ { sh = !fence && /```sh/; fence = !fence; next }
+         fence && (/^ *\$ make( |$)/ || sh && /^ *make( |$)/) {
+             sub(/^[ $]*/, ""); sub(/ *#.*/, ""); gsub(/  +/, " "); print }' "$f"
+done | sort -u >"$out.cmds"
+[ -s "$out.cmds" ] || fail "found no make command in the pages' code blocks"
+export EXERCISES="$out.docs"
+while IFS= read -r cmd; do
+    too_long "$cmd" >/dev/null && continue
+    # shellcheck disable=SC2086 # the command's words, as the page gives them
+    $M ${cmd#make } >"$out" 2>&1 </dev/null || fail "'$cmd', as the pages show it, failed: $(tail -2 "$out")"
+done <"$out.cmds"
 
 # The grader, on a cell and a tcase of real servers each: a lock better
 # than the stage asks for (v5's one-script release as v4) is told which
@@ -242,4 +271,4 @@ if [ $failed -gt 0 ]; then
     echo "cli-test: $failed failed"
     exit 1
 fi
-echo "cli-test: bad arguments named as typed, make diff's lines, regions and parts, make exercise's and make grade's: ok"
+echo "cli-test: bad arguments named as typed, make diff's lines, regions and parts, make exercise's and make grade's, every make command the pages show: ok"

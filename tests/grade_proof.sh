@@ -2,13 +2,13 @@
 # grade_proof.sh build=DIR jobs=N light=0|1 -- STAGE...: the grader's
 # proof (make course-test, part of make test).
 #
-# For every stage N of sim/stages.def, the grader (tests/grade.sh) must
+# For every stage N of sim/stages.def, the grader (tools/grade.sh) must
 #
 #   - give full marks to N's own lock.c;
 #   - fail the workspace make exercise hands out for N (its base's lock.c,
 #     unpacked from make handout's tarball) on exactly the checks and
 #     cells that tell N from its base, and on nothing else: the checks of
-#     N's suite whose line in tests/grade.checks names a capability N
+#     N's suite whose line in tools/grade.checks names a capability N
 #     adds (sim/stages.def), or says nodes when N's lock talks to other
 #     servers than its base's; the cells build/grade_key lists for N;
 #   - and the TASK.md of that handout names no check outside those.
@@ -56,7 +56,7 @@ fld() {
 
 # The checks of a stage's suite that its base's lock must fail:
 # expected N BASE CHECKS.txt, one id a line; "missing ID" for a check
-# that tests/grade.checks does not know.
+# that tools/grade.checks does not know.
 expected() {
     adds=$(fld "$1" 5 | grep -o 'CAP([A-Z_]*)' | sed 's/CAP(\(.*\))/\1/' | tr '\n' ' ')
     moved=0
@@ -71,7 +71,7 @@ expected() {
         { n = split(w[$1], word, " ")
           for (i = 1; i <= n; i++)
               if (index(adds, " " word[i] " ") > 0 || (moved && word[i] == "nodes")) { print $1; break } }' \
-        tests/grade.checks -
+        tools/grade.checks -
     "$build/grade_key" "$1" | cut -f1 | sed 's|^|matrix/|'
 }
 
@@ -79,16 +79,16 @@ expected() {
 # into P/own, "fresh:LINE" unpacks its handout in P/ws and grades that.
 grade_own() {
     n=${1%%:*} rest=${1#*:}
-    sh tests/grade.sh "stage=$n" "src=${rest%%:*}/lock.c" "build=$build" "into=$P/own" -- $stages \
+    sh tools/grade.sh "stage=$n" "src=${rest%%:*}/lock.c" "build=$build" "into=$P/own" -- $stages \
         >"$P/v$n.own.log" 2>&1
 }
 
 grade_fresh() {
     n=${1%%:*}
     mkdir -p "$P/handout" "$P/ws"
-    sh tests/exercise.sh handout "stage=$n" "build=$build" "out=$P/handout" -- $stages \
+    sh tools/exercise.sh handout "stage=$n" "build=$build" "out=$P/handout" -- $stages \
         >"$P/v$n.handout.log" 2>&1 && tar -xzf "$P/handout/v$n.tar.gz" -C "$P/ws" &&
-        sh tests/grade.sh "stage=$n" "src=$P/ws/exercises/v$n/lock.c" "build=$build" \
+        sh tools/grade.sh "stage=$n" "src=$P/ws/exercises/v$n/lock.c" "build=$build" \
             "into=$P/fresh" -- $stages >"$P/v$n.fresh.log" 2>&1
 }
 
@@ -123,7 +123,7 @@ $(tail -1 "$P/v$n.handout.log" "$P/v$n.fresh.log" 2>/dev/null | tr '\n' ' ')" >>
     [ -s "$own" ] || own=$fresh
     expected "$n" "$base" "$own" | sort >"$P/v$n.want"
     grep '^missing ' "$P/v$n.want" | while read -r _ id; do
-        echo "v$n: tests/grade.checks has no line for $id: \
+        echo "v$n: tools/grade.checks has no line for $id: \
 add one saying which capabilities it judges" >>"$err"
     done
     grep -v '^missing ' "$P/v$n.want" >"$P/v$n.want.ids"
@@ -158,13 +158,13 @@ robust() {
     mkdir -p "$P/bad"
     awk -v code="$code" '{ print } /^int dlock_acquire\(dlock \*l\)$/ { getline; print; print code }' \
         "$dir/lock.c" >"$P/bad/$label.c"
-    env "$@" sh tests/grade.sh "stage=$n" "src=$P/bad/$label.c" "build=$build" "into=$P/$label" \
+    env "$@" sh tools/grade.sh "stage=$n" "src=$P/bad/$label.c" "build=$build" "into=$P/$label" \
         -- $stages >"$P/$label.log" 2>&1
 }
 
 # The checks that use no lock (grade.checks says "-": lock.h's bytes, the
 # faults' own machinery): any lock passes them.
-lockless=$(awk '!/^#/ && NF == 2 && $2 == "-" { print $1 }' tests/grade.checks)
+lockless=$(awk '!/^#/ && NF == 2 && $2 == "-" { print $1 }' tools/grade.checks)
 
 # robust_check LABEL WHAT WORDS: every check that uses the lock failed,
 # and one of them says WORDS.
@@ -222,7 +222,7 @@ if [ "$light" = 1 ]; then
         n=${line%%:*} base=${line##*:}
         [ "$base" = 0 ] && continue
         cells=$("$build/grade_key" "$n" | cut -f1 | tr '\n' ' ') || failed=1
-        if sh tests/exercise.sh handout "stage=$n" "build=$build" "out=$P/handout" -- $stages \
+        if sh tools/exercise.sh handout "stage=$n" "build=$build" "out=$P/handout" -- $stages \
             >"$P/v$n.handout.log" 2>&1; then
             echo "v$n: handout ok; the cells that tell it from v$base: ${cells:-none}"
         else
@@ -270,6 +270,19 @@ fi
 for line in $stages; do
     cat "$P/v${line%%:*}.line"
 done
+# docs/course.md quotes lines of this table and, in its example of make
+# grade, the score of v4's start: both must be this run's.
+grep '^ *v[0-9]* *own ' docs/course.md | sed 's/^ *//' | while IFS= read -r quoted; do
+    n=$(echo "$quoted" | sed 's/^v\([0-9]*\) .*/\1/')
+    [ -f "$P/v$n.line" ] || continue
+    [ "$quoted" = "$(cat "$P/v$n.line" 2>/dev/null)" ] ||
+        echo "docs/course.md quotes \"$quoted\"; this run printed \"$(cat "$P/v$n.line" 2>/dev/null)\"" \
+            >>"$P/v$n.errors"
+done
+score=$(sed -n 's/^v4 .*v3.s lock\.c \([0-9]*\)\/\([0-9]*\),.*/\1 \2/p' "$P/v4.line" 2>/dev/null)
+[ -z "$score" ] || score=$(echo "$score" | awk '{ printf "score: %d/%d checks (%d failed;", $1, $2, $2 - $1 }')
+[ -z "$score" ] || grep -qF "$score" docs/course.md ||
+    echo "docs/course.md's example of make grade stage=4 does not show v4's start's \"$score\"" >>"$P/v4.errors"
 cat "$P"/v*.errors "$P/robust.errors" >"$P/errors" 2>/dev/null
 left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 | head -3)
 [ -z "$left" ] || echo "the runs left $left behind in their TMPDIR" >>"$P/errors"

@@ -8,7 +8,12 @@
 #           folder after it: the checker cannot reach into the runner,
 #           nor the history into the report. lock.h is the stage's own
 #           header, which the client side is built against.
-#   size    no file in sim/ or tests/ is over 600 lines.
+#   size    no file in sim/, tests/ or tools/ is over 600 lines.
+#   tools   nothing in sim/ runs a file of tests/: the scripts a user
+#           runs through make are in tools/.
+#   links   every relative link of README.md, docs/ and the stages'
+#           READMEs leads to a file of the repository, and its #anchor
+#           to a heading of that file (as GitHub names headings).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 [ $# -gt 0 ] || { echo "usage: tests/layout.sh LAYER... (lowest first)" >&2; exit 2; }
@@ -58,11 +63,45 @@ for layer in $LAYERS; do
     done
 done
 
-for f in $(git ls-files 'sim/*' 'tests/*' 2>/dev/null) $(git ls-files -o --exclude-standard 'sim/*' 'tests/*' 2>/dev/null); do
+for f in $(git ls-files 'sim/*' 'tests/*' 'tools/*' 2>/dev/null) \
+         $(git ls-files -o --exclude-standard 'sim/*' 'tests/*' 'tools/*' 2>/dev/null); do
     [ -f "$f" ] || continue
     checks=$((checks + 1))
     n=$(wc -l <"$f")
-    [ "$n" -le 600 ] || fail "$f has $n lines; keep every file of sim/ and tests/ under 600: split it by role"
+    [ "$n" -le 600 ] || fail "$f has $n lines; keep every file of sim/, tests/ and tools/ under 600: split it by role"
+done
+
+checks=$((checks + 1))
+grep -rnE 'tests/[A-Za-z0-9_.-]+\.(sh|awk|checks|parts)' sim/ >/dev/null 2>&1 &&
+    fail "sim/ runs a script of tests/: $(grep -rnE 'tests/[A-Za-z0-9_.-]+\.(sh|awk|checks|parts)' sim/ | head -1); a script a user runs through make belongs in tools/"
+
+# anchors FILE: the anchors of its headings, as GitHub makes them.
+anchors() {
+    awk '/^ *```/ { fence = !fence; next }
+         !fence && /^#+ / { sub(/^#+ +/, ""); s = tolower($0); gsub(/[^a-z0-9 _-]/, "", s);
+                            gsub(/ /, "-", s); print s }' "$1"
+}
+for page in README.md docs/*.md v*/README.md; do
+    [ -f "$page" ] || continue
+    for link in $(awk '/^ *```/ { fence = !fence; next }
+                       !fence { s = $0; gsub(/`[^`]*`/, "", s)
+                                while (match(s, /\]\([^) ]+\)/)) {
+                                    print substr(s, RSTART + 2, RLENGTH - 3); s = substr(s, RSTART + RLENGTH) } }' "$page"); do
+        case "$link" in http://* | https://* | mailto:*) continue ;; esac
+        checks=$((checks + 1))
+        file=${link%%#*} anchor=
+        case "$link" in *'#'*) anchor=${link#*#} ;; esac
+        if [ -z "$file" ]; then
+            target=$page
+        else
+            target=$(dirname "$page")/$file
+        fi
+        if [ ! -e "$target" ]; then
+            fail "$page links to $link, but there is no $target"
+        elif [ -n "$anchor" ] && ! anchors "$target" | grep -qxF "$anchor"; then
+            fail "$page links to $link, but $target has no heading whose anchor is #$anchor"
+        fi
+    done
 done
 
 echo "layout-test: $((checks - failed)) passed, $failed failed"

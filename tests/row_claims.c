@@ -13,7 +13,7 @@
 #define SENTENCE_LEN 1024
 #define LETTERS 8   /* the clients a fact may name: A to H */
 
-/* Each sentence exactly as README.md tells it, its line breaks as spaces. */
+/* Each sentence exactly as docs/matrix.md tells it, its line breaks as spaces. */
 static const row_claim claims[] = {
     { "baseline", "1 2 3 4 5 6 7 8 10 11",
       "Without faults every stage is a lock: eight clients sell exactly 100 items.",
@@ -424,7 +424,7 @@ int row_claims_check(const char *facts, const sim_event *ev, size_t n,
     return 0;
 }
 
-/* ---- the README's sentences -------------------------------------------------------- */
+/* ---- the stories' sentences ----------------------------------------------------- */
 
 /* The words that make a sentence speak of sales, at the start of a word. */
 static const char *const sales_words[] = {

@@ -1,4 +1,4 @@
-/* row_claims: what README.md's story of each row of the fault matrix
+/* row_claims: what docs/matrix.md's story of each row of the fault matrix
  * says about sales, and what the runs show.
  *
  * A student reads the story of a row as the account of its cells, so a
@@ -22,7 +22,7 @@
  *
  * Facts are separated by "; ". Each stage's matrix row checks the claims
  * of its cells against the history of its own run (tests/test_matrix.c);
- * the simulator's tests check that README.md tells every claim, word for
+ * the simulator's tests check that docs/matrix.md tells every claim, word for
  * word, and that each of its story sentences that names a sale is one
  * (tests/test_row_stories.c). */
 #ifndef LOCKSTEP_ROW_CLAIMS_H
@@ -62,7 +62,7 @@ void row_claims_summary(const sim_event *ev, size_t n, const sim_verdict *v,
  * clients inside together: one a claim must back. */
 int row_claims_names_sales(const char *sentence);
 
-/* Checks a row's story (as README.md tells it, whitespace as written)
+/* Checks a row's story (as docs/matrix.md tells it, whitespace as written)
  * against the claims of its scenario: every sentence that names a sale is
  * a claim, and every claim is a sentence of the story. 0, or -1 with the
  * first sentence that fails in why. */

@@ -17,8 +17,8 @@ Suite *tally_suite(void);    /* tests/test_tally.c: the bench's tally */
 Suite *stages_suite(void);   /* tests/test_stages.c: the list of stages, the answer key */
 Suite *pool_suite(void);     /* tests/test_pool.c: jobs in processes of their own */
 Suite *html_suite(void);     /* tests/test_html.c: the report's web pages */
-Suite *row_stories_suite(void); /* tests/test_row_stories.c: the README's row stories */
-Suite *matrix_page_suite(void); /* tests/test_matrix_page.c: the matrix page, print.html */
+Suite *row_stories_suite(void); /* tests/test_row_stories.c: docs/matrix.md's row stories */
+Suite *matrix_page_suite(void); /* tests/test_matrix_page.c: the matrix page, the handout */
 Suite *fault_story_suite(void); /* tests/test_fault_story.c: a cut link, a clock jump */
 Suite *zk_dump_suite(void);     /* tests/test_zk_dump.c: a ZooKeeper server's sessions */
 

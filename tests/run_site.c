@@ -27,7 +27,7 @@
 
 site the_site;
 
-static const char *browser_sh = SRCDIR "/tests/browser.sh";
+static const char *browser_sh = SRCDIR "/tools/browser.sh";
 
 /* Runs argv with its output into out (NULL: nowhere); its exit status.
  * The child is the simulator's (proc.h): it dies with this test, and a
@@ -126,10 +126,10 @@ static int by_name(const void *a, const void *b)
 /* index.html, then the pages of runs/ and of stages/, by name. */
 static void list_pages(const char *abs)
 {
-    static const char *const subs[] = { "runs", "stages" };
+    static const char *const subs[] = { "runs", "stages", "guide" };
 
     add_page("index.html");
-    for (size_t s = 0; s < 2; s++) {
+    for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]); s++) {
         char *dir = join(abs, subs[s]), *rel;
         size_t first = the_site.n_pages;
         struct dirent *e;

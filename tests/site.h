@@ -1,7 +1,7 @@
 /* site: the report's browser test, shared by its two files.
  *
  * run_site.c loads every page of a site that make report wrote into a
- * headless Chromium (tests/browser.sh), with two screenshots, and reads
+ * headless Chromium (tools/browser.sh), with two screenshots, and reads
  * back what the browser rendered as facts (tests/site_facts.js: one line
  * each, a kind and its fields); test_site.c asserts on those facts, and
  * on the histories saved next to the run pages, judged again; and on

@@ -58,6 +58,17 @@
              d.documentElement.scrollWidth);
     }
 
+    /* The legend under the grid: its box in the page's viewport, which
+     * a projector shows whole or not at all. */
+    function legend(p, kind, d) {
+        var l = d.querySelector('dl.legend'), r, w = d.defaultView;
+        if (!l)
+            return;
+        r = l.getBoundingClientRect();
+        fact(kind, p, Math.floor(r.left), Math.floor(r.top), Math.ceil(r.right),
+             Math.ceil(r.bottom), l.querySelectorAll('dt').length, w.innerWidth, w.innerHeight);
+    }
+
     /* The matrix as the page draws it; then the same page with as many
      * stages and scenarios as the course plans (13 x 13), each new
      * column a copy of a row's fullest cell and each new row a copy of
@@ -67,6 +78,7 @@
         if (!t)
             return;
         box(p, 'matrix', d, t);
+        legend(p, 'legend', d);
         rows = t.querySelectorAll('tr');
         rows.forEach(function (tr) {
             var best = tr.lastElementChild;
@@ -89,6 +101,7 @@
              i < PLANNED_STAGES; i++)
             bar.appendChild(bar.lastElementChild.cloneNode(true));
         box(p, 'matrix-planned', d, t);
+        legend(p, 'legend-planned', d);
     }
 
     /* Every two labels of a picture whose boxes, as the browser laid

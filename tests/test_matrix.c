@@ -10,7 +10,7 @@
  * pass because its fault never happened, and that the run's history,
  * saved and read back with its lines shuffled, gets the same verdict and
  * the same report (what `sim check` would say of a `sim run --save`).
- * And what README.md's story of the row says of this stage's cell (who
+ * And what docs/matrix.md's story of the row says of this stage's cell (who
  * read what, whose write came last, how many sales, who was inside
  * together) must be what the run's history shows: tests/row_claims.c.
  * Of v11, the observer must have seen each waiter's node queue; of both
@@ -114,7 +114,7 @@ static void assert_story(const sim_run *run, const sim_verdict *v)
         if (strcmp(c->scenario, run->info.scenario) != 0 || !row_claim_speaks_of(c, CAPS.stage))
             continue;
         ck_assert_msg(row_claims_check(c->facts, run->ev, run->n, v, why, sizeof(why)) == 0,
-                      "v%d %s: README.md's story of the row says \"%s\", but %s",
+                      "v%d %s: docs/matrix.md's story of the row says \"%s\", but %s",
                       CAPS.stage, run->info.scenario, c->sentence, why);
     }
 }

@@ -1,8 +1,8 @@
-/* test_matrix_page: the matrix page and the printed site, written from
+/* test_matrix_page: the matrix page and the handout, written from
  * hand-written histories (story.h) and read back as text: every badge
  * has a style, the fence's two outcomes have a mark each, in the cells,
- * the legends and the timeline, and print.html holds every page with
- * its links turned inward. No Redis and no browser (make report-test
+ * the legends and the timeline, and print.html is the grid, its legend
+ * and the rows' stories. No Redis and no browser (make report-test
  * renders the real site, and prints it). */
 #define _GNU_SOURCE
 #include <check.h>
@@ -152,40 +152,34 @@ START_TEST(test_matrix_page_run_pages_tell_the_fence_apart)
 }
 END_TEST
 
-/* print.html: the matrix, each run, each stage, each on sheets of its
- * own, in the matrix's order; a link to another page of the site goes
- * to that page's sheet. */
-START_TEST(test_matrix_page_print_holds_the_site)
+/* print.html: the handout, the matrix page's content without its
+ * navigation: the grid, its legend (the last thing on the first sheet),
+ * then each row's story; no run's page and no stage's; a link to a run
+ * leads to its page on the site, beside print.html. */
+START_TEST(test_matrix_page_print_is_the_handout)
 {
     sim_html_about about = { 300, 1, 6, 0, "", "", 1 };
-    char site[600], why[256], want[128];
-    const char *gc, *fo, *v1;
+    char site[600], why[256];
+    const char *grid, *legend, *story;
 
     two_fenced_runs();
     snprintf(site, sizeof(site), "%s/site", tmp);
     ck_assert_msg(sim_html_site(site, SRCDIR, &about, runs, 2, why, sizeof(why)) == 0,
                   "the site was not written: %s", why);
     read_back("site/print.html");
-    ck_assert_msg(count("<article class=\"sheet\"") == (size_t)(1 + 2 + SIM_STAGES),
-                  "print.html has %zu sheets; expected the matrix, 2 runs and %d stages",
-                  count("<article class=\"sheet\""), SIM_STAGES);
-    has("<article class=\"sheet\" id=\"page-index\">\n<h1>The fault matrix</h1>");
-    gc = strstr(text, "<article class=\"sheet\" id=\"page-runs-v7-gc-pause\">");
-    fo = strstr(text, "<article class=\"sheet\" id=\"page-runs-v7-failover\">");
-    v1 = strstr(text, "<article class=\"sheet\" id=\"page-stages-v1-setnx\">");
-    ck_assert_msg(gc != NULL && fo != NULL && v1 != NULL && gc < fo && fo < v1,
-                  "print.html's sheets are not the matrix, the runs row by row, "
-                  "then the stages");
-    has("<a href=\"#page-runs-v7-gc-pause\">");           /* a cell */
-    has("<a href=\"#row-gc-pause\">");                    /* back to the row */
-    snprintf(want, sizeof(want), "<a href=\"#page-stages-%s\">", sim_stage_name(7));
-    has(want);                                            /* the run's stage */
-    has("<a href=\"runs/v7-gc-pause.jsonl\">");           /* a file stays a file */
-    lacks("href=\"runs/v7-gc-pause.html");
-    lacks("href=\"../");
+    grid = strstr(text, "<table class=\"matrix\">");
+    legend = strstr(text, "<dl class=\"legend\">");
+    story = strstr(text, "<section class=\"story\" id=\"row-gc-pause\">");
+    ck_assert_msg(grid != NULL && legend != NULL && story != NULL && grid < legend &&
+                  legend < story, "print.html is not the grid, its legend, then the "
+                  "rows' stories");
+    has("<h1>The fault matrix</h1>");
+    has("<a href=\"runs/v7-gc-pause.html\">");           /* a cell, to the site */
+    lacks("<svg class=\"timeline\"");
+    lacks("What the checker found");
     lacks("<header class=\"bar\">");
     has("@media print{");
-    has("article.sheet{break-before:page}");
+    has("break-after:page}");
 }
 END_TEST
 
@@ -193,7 +187,7 @@ Suite *matrix_page_suite(void)
 {
     const TTest *tests[] = {
         test_matrix_page_every_badge_has_a_style, test_matrix_page_fence_held_is_not_a_failure,
-        test_matrix_page_run_pages_tell_the_fence_apart, test_matrix_page_print_holds_the_site,
+        test_matrix_page_run_pages_tell_the_fence_apart, test_matrix_page_print_is_the_handout,
     };
 
     return PAGES_SUITE("matrix page", tests, remove_all);

@@ -195,6 +195,56 @@ START_TEST(test_report_matrix)
 }
 END_TEST
 
+/* Every stage of the list in one matrix, its widest cells side by side:
+ * each column stands two blanks from the text before it, so that a row
+ * of "ME F" beside "ME LU" reads as two cells; the legend names F and T. */
+START_TEST(test_report_matrix_spacing)
+{
+    static const unsigned wide[] = { SIM_ANOM_ME | SIM_ANOM_MD | SIM_ANOM_LU, SIM_ANOM_ME,
+                                     SIM_ANOM_ME | SIM_ANOM_LU, SIM_ANOM_DL };
+    sim_matrix_cell cells[2 * SIM_STAGES];
+    sim_verdict fence;
+    sim_refusal refused;
+    const char *rows[] = { "gc-pause", "failover" }, *header, *line, *end;
+    size_t n = 0;
+    FILE *out;
+
+    memset(&fence, 0, sizeof(fence));
+    memset(&refused, 0, sizeof(refused));
+    fence.refusals = &refused;
+    fence.n_refusals = 1; /* F beside the anomalies */
+    fence.token_clash = 1; /* and T */
+    for (size_t r = 0; r < 2; r++)
+        for (int s = 1; s <= SIM_STAGES; s++)
+            if (sim_stage_get(s) != NULL)
+                cells[n++] = (sim_matrix_cell){ rows[r], s, wide[(s + (int)r) % 4],
+                                                wide[(s + (int)r) % 4], 0,
+                                                s % 3 == 0 ? &fence : NULL, 0 };
+    out = capture();
+    sim_report_matrix(out, cells, n);
+    fclose(out);
+    header = printed;
+    end = strchr(header, '\n');
+    /* The table's lines, down to the blank line above the legend. */
+    for (line = header; *line != '\0' && *line != '\n'; line += strcspn(line, "\n") + 1) {
+        size_t len = strcspn(line, "\n");
+
+        /* A column starts where the header's "vN" does. */
+        for (const char *h = header + 1; h < end; h++) {
+            size_t at = (size_t)(h - header);
+
+            if (h[0] != 'v' || h[-1] != ' ' || at >= len)
+                continue;
+            ck_assert_msg(line[at - 1] == ' ' && line[at - 2] == ' ',
+                          "a cell of the matrix stands closer than two blanks to the text "
+                          "before it, at column %zu of \"%.*s\"", at, (int)len, line);
+        }
+    }
+    assert_printed("\nF   the fence held: the resource refused a stale write\n");
+    assert_printed("\nT   the fence failed: two holders used one token\n");
+}
+END_TEST
+
 /* n clients, each taking the key the one before let expire; with
  * releases, each releases after its own key expired (NOT_OWNER). */
 static void expiring_crowd(int n, int releases)
@@ -337,7 +387,7 @@ Suite *report_suite(void)
         test_report_unknown_outcome, test_report_release_not_owner,
         test_report_release_finds_no_key, test_report_caps_release_results,
     };
-    const TTest *matrix_tests[] = { test_report_matrix };
+    const TTest *matrix_tests[] = { test_report_matrix, test_report_matrix_spacing };
     Suite *suite = suite_create("report");
     TCase *run = ADD_TCASE(suite, "run", run_tests);
     TCase *matrix = ADD_TCASE(suite, "matrix", matrix_tests);

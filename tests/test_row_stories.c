@@ -1,6 +1,6 @@
-/* test_row_stories: README.md's story of each row of the fault matrix
- * names no sale that tests/row_claims.c does not check, and the claims'
- * facts read a history right. No Redis: the README and hand-written
+/* test_row_stories: docs/matrix.md's story of each row of the fault matrix
+ * names no sale that tests/row_claims.c does not check, the claims'
+ * facts read a history right, and README.md's matrix is the answer key. No Redis: that page and hand-written
  * histories (story.h); each stage's matrix row checks the claims against
  * its real runs. */
 #define _POSIX_C_SOURCE 200809L
@@ -24,9 +24,9 @@ static char *readme(void)
 {
     char why[256];
     size_t n;
-    char *text = sim_html_slurp(SRCDIR "/README.md", &n, why, sizeof(why));
+    char *text = sim_html_slurp(SRCDIR "/" SIM_HTML_STORIES, &n, why, sizeof(why));
 
-    ck_assert_msg(text != NULL, "cannot read README.md: %s", why);
+    ck_assert_msg(text != NULL, "cannot read " SIM_HTML_STORIES ": %s", why);
     return text;
 }
 
@@ -41,7 +41,7 @@ START_TEST(test_row_stories_are_all_claimed)
         size_t n = 0;
 
         story = sim_html_story(text, name, &n);
-        ck_assert_msg(story != NULL, "README.md tells no story of the row %s", name);
+        ck_assert_msg(story != NULL, SIM_HTML_STORIES " tells no story of the row %s", name);
         ck_assert_msg(row_claims_story(name, story, n, why, sizeof(why)) == 0, "%s", why);
     }
     for (size_t i = 0; i < row_claims_count(); i++) {
@@ -82,6 +82,67 @@ START_TEST(test_row_stories_catch_an_unchecked_sentence)
     ck_assert(!row_claims_names_sales("v1 has no lease to run out."));
     ck_assert(row_claims_names_sales("B writes 9 later."));
     ck_assert(row_claims_names_sales("C walks in beside B."));
+}
+END_TEST
+
+/* The cells of a table's row, each trimmed, into cell[]; their count. */
+static int split_row(char *line, char *cell[], int max)
+{
+    int n = 0;
+
+    for (char *p = strchr(line, '|'); p != NULL && n < max; ) {
+        char *next = strchr(p + 1, '|'), *end;
+
+        if (next == NULL)
+            break;
+        *next = '\0';
+        for (p++; *p == ' '; p++)
+            ;
+        for (end = next; end > p && end[-1] == ' '; end--)
+            ;
+        *end = '\0';
+        cell[n++] = p;
+        p = next;
+    }
+    return n;
+}
+
+/* README.md's matrix is the answer key's, cell by cell, once the
+ * fence's marks (F, T: no anomaly) are set aside and "(-)" read as the
+ * "-" it is. */
+START_TEST(test_row_stories_readme_matrix_is_the_key)
+{
+    char why[256], *cell[SIM_STAGES + 4], want[32];
+    size_t n;
+    char *text = sim_html_slurp(SRCDIR "/README.md", &n, why, sizeof(why));
+
+    ck_assert_msg(text != NULL, "cannot read README.md: %s", why);
+    for (size_t i = 0; i < sim_scenario_count(); i++) {
+        const sim_scenario *sc = sim_scenario_at(i);
+        char head[SIM_NAME_LEN + 8], line[2048], *at;
+        int cells, col = 2;
+
+        snprintf(head, sizeof(head), "\n| %s |", sc->name);
+        ck_assert_msg((at = strstr(text, head)) != NULL, "README.md's matrix has no row %s",
+                      sc->name);
+        snprintf(line, sizeof(line), "%.*s", (int)strcspn(at + 1, "\n"), at + 1);
+        cells = split_row(line, cell, SIM_STAGES + 4);
+        for (int s = 1; s <= SIM_STAGES; s++) {
+            char *c, *mark;
+
+            if (sim_stage_get(s) == NULL)
+                continue;
+            ck_assert_msg(col < cells, "README.md's row %s has no cell for v%d", sc->name, s);
+            c = cell[col++];
+            while ((mark = strstr(c, " F")) != NULL || (mark = strstr(c, " T")) != NULL)
+                memmove(mark, mark + 2, strlen(mark + 2) + 1);
+            snprintf(want, sizeof(want), "%s", sim_scenario_key(sc, s));
+            ck_assert_msg(strcmp(c, want) == 0 || (strcmp(c, "(-)") == 0 && strcmp(want, "-") == 0),
+                          "README.md's matrix says %s for v%d %s; the answer key says %s",
+                          c, s, sc->name, want);
+        }
+    }
+    free(text);
 }
 END_TEST
 
@@ -137,6 +198,7 @@ Suite *row_stories_suite(void)
     const TTest *tests[] = {
         test_row_stories_are_all_claimed, test_row_stories_catch_an_unchecked_sentence,
         test_row_stories_facts_read_the_history, test_row_stories_facts_read_a_fence,
+        test_row_stories_readme_matrix_is_the_key,
     };
 
     return ONE_TCASE_SUITE("row stories", "claims", tests, NULL);

@@ -140,6 +140,8 @@ static const expect cases[] = {
       { ":6: the event names client 7, but the header says the run had 3 (0 to 2)" } },
     { ".", 2, NULL, { "tests/histories/.: cannot read it: Is a directory: give the "
                       ".jsonl file that run --save wrote" } },
+    { "t-ms-disagrees.jsonl", 2, NULL,
+      { ":2: \"t_ms\" says 1.533 ms but \"t_ns\" says 1 ns: the two times disagree" } },
     { "json-duplicate-key.jsonl", 2, NULL,
       { ":10: the key \"client\" appears twice" } },
 };

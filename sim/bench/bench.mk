@@ -22,7 +22,8 @@ $(BUILD)/sim/bench/bench_zk.o: CFLAGS += $(ZK_CFLAGS)
 
 $(BENCH_PROGRAM): $(BENCH_OBJS) $(SIM_LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS) -lm
+	@$(say) "build  the bench, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS) -lm
 
 .PHONY: bench-build
 
@@ -50,7 +51,8 @@ BENCH_UNIT_OBJS := $(BUILD)/tests/run_bench.o $(BUILD)/tests/test_mntr.o $(BUILD
 
 $(BENCH_UNIT): $(BENCH_UNIT_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -pthread
+	@$(say) "build  the bench's own tests, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) -pthread
 
 # zk_run STAGE REQUESTS: one run of a ZooKeeper stage, its data file checked.
 zk_run = $(BENCH_PROGRAM) --runs 1 --stage $(1) --out $(BENCH_TEST_DATA) >/dev/null || \

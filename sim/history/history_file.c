@@ -16,6 +16,7 @@
 #include "util.h"
 
 #define EXACT_LIMIT 9007199254740992.0 /* 2^53: doubles are exact below */
+#define T_MS_SLACK_NS 1000.0   /* t_ms is written to 0.001 ms: half of that, twice over */
 #define MANY_KEYS 32                   /* past this, duplicates are found
                                         * by sorting, not pairwise */
 
@@ -52,7 +53,8 @@ static void put_header(FILE *f, const sim_run_info *run)
             run->lease_ms, run->seed, run->clients, run->nodes > 0 ? run->nodes : 1);
 }
 
-/* t_ms is for a human reading the file; loading uses t_ns alone. */
+/* t_ms is for a human reading the file; loading judges by t_ns, and
+ * refuses a t_ms that says another time (times_agree). */
 static void put_event(FILE *f, const sim_event *e, int64_t t0_ns)
 {
     int64_t rel = e->t_ns - t0_ns;
@@ -172,12 +174,12 @@ static const char *duplicate_key(const cJSON *o)
 /* The keys this reader knows, found in one pass over an object. */
 enum { F_LOCKSTEP, F_VERSION, F_STAGE, F_SCENARIO, F_WHAT, F_FAILPOINT,
        F_LEASE, F_SEED, F_CLIENTS, F_NODES, F_T_NS, F_CLIENT, F_THREAD,
-       F_TYPE, F_NODE, F_VALUE, F_TOKEN, F_DETAIL, F_COUNT };
+       F_TYPE, F_NODE, F_VALUE, F_TOKEN, F_DETAIL, F_T_MS, F_COUNT };
 
 static const char *const field_names[F_COUNT] = {
     "lockstep", "version", "stage", "scenario", "what", "failpoint",
     "lease_ms", "seed", "clients", "nodes", "t_ns", "client", "thread",
-    "type", "node", "value", "token", "detail",
+    "type", "node", "value", "token", "detail", "t_ms",
 };
 
 typedef struct fields {
@@ -329,6 +331,25 @@ static int read_header(reader *rd, const fields *f, sim_run_info *run)
     return 0;
 }
 
+/* An event's t_ms, where it has one, is its t_ns in ms, as written to
+ * three decimals: a file whose two times disagree was edited by hand in
+ * one of them, and a verdict on t_ns would contradict the times a reader
+ * of the file sees. */
+static int times_agree(reader *rd, const fields *f, const sim_event *e)
+{
+    const cJSON *ms = f->at[F_T_MS];
+
+    if (ms == NULL)
+        return 0;
+    if (!cJSON_IsNumber(ms) || !isfinite(ms->valuedouble))
+        return sim_error(rd->why, sizeof(rd->why), "\"t_ms\" must be a number");
+    if (fabs(ms->valuedouble * 1e6 - (double)e->t_ns) > T_MS_SLACK_NS)
+        return sim_error(rd->why, sizeof(rd->why), "\"t_ms\" says %.3f ms but \"t_ns\" says %lld "
+                         "ns: the two times disagree; fix one, or drop t_ms (t_ns is the one judged)",
+                         ms->valuedouble, (long long)e->t_ns);
+    return 0;
+}
+
 static int read_event(reader *rd, const fields *f, sim_event *e)
 {
     const cJSON *type = f->at[F_TYPE];
@@ -342,7 +363,8 @@ static int read_event(reader *rd, const fields *f, sim_event *e)
         get_int(rd, f, F_VALUE, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->value) < 0 ||
         get_int(rd, f, F_TOKEN, 0, -EXACT_LIMIT, EXACT_LIMIT, &e->token) < 0 ||
         get_int(rd, f, F_LEASE, 0, 0, INT32_MAX, &e->lease_ms) < 0 ||
-        get_string(rd, f, F_DETAIL, 1, e->detail, sizeof(e->detail)) != 0)
+        get_string(rd, f, F_DETAIL, 1, e->detail, sizeof(e->detail)) != 0 ||
+        times_agree(rd, f, e) != 0)
         return -1;
     if (type == NULL)
         return sim_error(rd->why, sizeof(rd->why), "an event needs \"t_ns\", \"client\" and \"type\"; "

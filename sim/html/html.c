@@ -224,9 +224,10 @@ int sim_html_site(const char *dir, const char *src,
         if (sim_stage_get(s) != NULL &&
             sim_html_stage_page(sub, src, s, runs, n, errstr, len) != 0)
             return -1;
-    if (sim_html_matrix_page(dir, src, about, runs, n, errstr, len) != 0)
+    if (sim_html_guide(dir, src, errstr, len) != 0 ||
+        sim_html_matrix_page(dir, src, about, runs, n, errstr, len) != 0)
         return -1;
-    return sim_html_book(dir, runs, n, errstr, len);
+    return sim_html_book(dir, errstr, len);
 }
 
 int sim_html_run_page(const char *dir, const sim_html_run *run, char *path,

@@ -26,8 +26,12 @@
  *                               report's sentences
  *   runs/vN-<scenario>.jsonl    its history, which `sim check` judges again
  *   stages/<folder>.html        a stage: its README, its diff from its base
- *   print.html                  all of them in one document, to print (make
- *                               report prints it to lockstep.pdf)
+ *   guide/readme.html           README.md, and guide/<name>.html each page of
+ *                               docs/, as GitHub renders them, with their pictures
+ *   print.html                  the handout: the matrix and its legend on one
+ *                               sheet, then each row's story with the evidence
+ *                               of its cells (make report prints it to
+ *                               lockstep.pdf); runs and stages stay on the site
  *
  * Everything that comes from data (names, sentences, file contents) is
  * HTML-escaped. Errors, hiredis-style: 0, or -1 with one line of reason
@@ -39,6 +43,10 @@
 #include <stdio.h>
 
 #include "report.h"
+
+/* The page that tells the story of each row of the matrix, under the
+ * repository's root: the matrix page shows each story under its grid. */
+#define SIM_HTML_STORIES "docs/matrix.md"
 
 /* One run as the pages show it. */
 typedef struct sim_html_run {

@@ -1,11 +1,11 @@
 /* html_diff: what a stage changed on its base, side by side, as `make
  * diff to=N side=1` shows it. The diff is make diff's own: this module
- * runs tests/stagediff.sh (the script behind make diff) with side=rows,
+ * runs tools/stagediff.sh (the script behind make diff) with side=rows,
  * which pairs the removed and added lines of each change with the same
  * code as the terminal's side by side (stagediff_side.awk), and draws
  * those rows as a table. So the page and the terminal show the same
  * hunks, the same context, the same pairs, and the same parts for a
- * stage whose diff tests/stagediff.parts cuts into parts; the whole files
+ * stage whose diff tools/stagediff.parts cuts into parts; the whole files
  * come from the script's full=1. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -70,7 +70,7 @@ static char *make_diff(const char *src, int stage, int part, int full,
     pid_t pid;
     char *out;
 
-    snprintf(script, sizeof(script), "%s/tests/stagediff.sh", src);
+    snprintf(script, sizeof(script), "%s/tools/stagediff.sh", src);
     snprintf(to, sizeof(to), "to=%d", stage);
     snprintf(parts, sizeof(parts), part > 0 ? "part=%d" : "part=", part);
     snprintf(whole, sizeof(whole), "full=%d", full);

@@ -92,19 +92,30 @@ int sim_html_stage_page(const char *dir, const char *src, int stage,
                         const sim_html_run *runs, size_t n,
                         char *errstr, size_t len);
 
-/* The story of a scenario's row in the README's matrix section: the text
- * after "- **<name>.**" up to the next item, as a pointer into readme and
- * its length; NULL when the README tells none. */
+/* ---- html_guide.c ---------------------------------------------------------- */
+
+/* guide/ in dir: README.md and each page of docs/ in src, rendered, and
+ * docs/'s pictures. 0, or -1 with errstr. */
+int sim_html_guide(const char *dir, const char *src, char *errstr, size_t len);
+
+/* A sim_html_link_fn for a page of the repository in folder arg ("" for
+ * README.md, "docs/", "v1-setnx/"), rendered one folder deep in the
+ * site: a README or a page of docs/ leads to its page on the site, the
+ * web and the page's own anchors stay, any other file: NULL. */
+const char *sim_html_repo_link(const char *url, char *buf, size_t len, void *arg);
+
+/* The story of a scenario's row in that page: the text after
+ * "- **<name>.**" up to the next item, as a pointer into readme and its
+ * length; NULL when the page tells none. */
 const char *sim_html_story(const char *readme, const char *scenario,
                            size_t *n);
 
 /* ---- html_book.c --------------------------------------------------------- */
 
-/* dir/print.html from the pages of the site in dir, which must all be
- * written: the matrix, the runs row by row, the stages; each page on
- * sheets of its own when printed. 0, or -1 with errstr. */
-int sim_html_book(const char *dir, const sim_html_run *runs, size_t n,
-                  char *errstr, size_t len);
+/* dir/print.html, the handout, from dir/index.html, which must be
+ * written: the matrix and its legend on the first sheet, then each
+ * row's story with its cells' evidence. 0, or -1 with errstr. */
+int sim_html_book(const char *dir, char *errstr, size_t len);
 
 /* ---- html_svg.c ---------------------------------------------------------- */
 
@@ -118,19 +129,19 @@ void sim_html_timeline(FILE *f, const sim_html_run *run);
 typedef const char *(*sim_html_link_fn)(const char *url, char *buf,
                                         size_t len, void *arg);
 
-/* Block Markdown (headings, paragraphs, lists, fenced code, tables) to
- * HTML; headings are shifted down by `shift` levels. */
-void sim_html_markdown(FILE *f, const char *text, int shift,
-                       sim_html_link_fn link, void *arg);
+/* Markdown to HTML as GitHub renders it (cmark-gfm): each link through
+ * link (NULL: every link as written), a diff block's lines coloured, the
+ * writer's raw HTML shown as text. */
+void sim_html_markdown(FILE *f, const char *text, sim_html_link_fn link, void *arg);
 
-/* Inline Markdown (code, bold, emphasis, links) of n bytes. */
+/* The same of n bytes that make one paragraph, without its <p>. */
 void sim_html_inline(FILE *f, const char *text, size_t n,
                      sim_html_link_fn link, void *arg);
 
 /* ---- html_diff.c --------------------------------------------------------- */
 
 /* What stage changed on its base, side by side: the output of make
- * diff (src/tests/stagediff.sh, run) drawn as tables: its changed
+ * diff (src/tools/stagediff.sh, run) drawn as tables: its changed
  * regions, in parts where make diff cuts the stage's diff into parts,
  * then the whole files on request. 0, or -1 with errstr. */
 int sim_html_diff(FILE *f, const char *src, int stage, char *errstr, size_t len);

@@ -1,8 +1,8 @@
 /* html_matrix: index.html, the fault matrix: a row per scenario of the
  * table, a column per stage of the list, each cell coloured by its marks
  * and linked to its run, with its evidence on hover and under the grid;
- * the story of each row, read from the README's matrix section (one copy
- * of that prose); and how the matrix was played. */
+ * the story of each row, read from docs/matrix.md (one copy of that
+ * prose); and how the matrix was played. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ static int cell_matches(const sim_matrix_cell *c)
     return (c->observed & SIM_ANOM_CELLS) == (c->expected & SIM_ANOM_CELLS);
 }
 
-/* ---- the stories, from the README ------------------------------------------------ */
+/* ---- the stories, from docs/matrix.md ------------------------------------------------ */
 
 const char *sim_html_story(const char *readme, const char *scenario,
                            size_t *n)
@@ -303,7 +303,7 @@ static void row_evidence(FILE *f, const sim_html_run *runs, size_t n,
     fputs("</ul>\n", f);
 }
 
-/* The story of the row that runs[i] opens, as README.md tells it, and
+/* The story of the row that runs[i] opens, as docs/matrix.md tells it, and
  * the evidence of its cells. */
 static void row_story(FILE *f, const char *readme, const sim_html_run *runs, size_t n,
                       size_t i)
@@ -321,8 +321,8 @@ static void row_story(FILE *f, const char *readme, const sim_html_run *runs, siz
         fputs("<p>", f);
         sim_html_inline(f, story, len, NULL, NULL);
     } else {
-        /* Said, not hidden: the README's matrix section lacks a row. */
-        fputs("<p class=\"no-story\">README.md tells no story of this row; "
+        /* Said, not hidden: the page of stories lacks a row. */
+        fputs("<p class=\"no-story\">" SIM_HTML_STORIES " tells no story of this row; "
               "the scenario shows that ", f);
         sim_html_esc(f, runs[i].info->what);
     }
@@ -350,7 +350,7 @@ int sim_html_matrix_page(const char *dir, const char *src,
     char *readme;
     FILE *f;
 
-    snprintf(readme_path, sizeof(readme_path), "%s/README.md", src);
+    snprintf(readme_path, sizeof(readme_path), "%s/" SIM_HTML_STORIES, src);
     if ((readme = sim_html_slurp(readme_path, &size, errstr, len)) == NULL)
         return -1;
     if ((f = sim_html_create(dir, "index.html", path, sizeof(path), errstr, len)) == NULL) {
@@ -372,8 +372,9 @@ int sim_html_matrix_page(const char *dir, const char *src,
     about(f, a);
     /* Written by make report after this page: print.html always, the
      * PDF where a headless Chromium prints it. */
-    fputs("<p class=\"screen-only\">To print: <a href=\"print.html\">the whole site as "
-          "one document</a> (make report also prints it to "
+    fputs("<p class=\"screen-only\">To print: <a href=\"print.html\">the handout</a>, "
+          "this matrix and its legend on one sheet, then the rows' stories (make report "
+          "also prints it to "
           "<code>lockstep.pdf</code> here, where it finds a headless Chromium).</p>\n", f);
     stories(f, readme, runs, n);
     sim_html_foot(f);

@@ -1,334 +1,164 @@
-/* html_md: the Markdown the READMEs are written in, to HTML: headings,
- * paragraphs, lists (one level, items continued by indented lines),
- * fenced code (a diff's lines coloured), tables, block quotes; inline
- * code, bold, emphasis and links. Everything else is text, escaped. */
+/* html_md: Markdown to HTML with cmark-gfm, the renderer GitHub uses for
+ * READMEs, with its table, strikethrough and autolink extensions, so
+ * that the site shows a README or a row's story as GitHub does. Two
+ * hooks on the parsed tree, the site's only ones: a link goes where the
+ * site keeps the page (or shows its text alone), and a diff block's
+ * added and removed lines are coloured. A writer's raw HTML is shown as
+ * text, never run. */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cmark-gfm.h>
+#include <cmark-gfm-core-extensions.h>
+
 #include "html_internal.h"
 
-typedef struct md {
-    FILE *f;
+typedef struct hooks {
     sim_html_link_fn link;
     void *arg;
-    int shift;       /* heading levels added */
-    char *text;      /* the paragraph or list item being gathered */
-    size_t len, cap;
-    char list;       /* 'u', 'o' or 0: the open list */
-    int item;        /* a list item is being gathered */
-    int quote;       /* the paragraph is a block quote */
-} md;
+} hooks;
 
-/* ---- inline ---------------------------------------------------------------------- */
-
-/* The end of a span that starts at s and closes with delim, or NULL. */
-static const char *closing(const char *s, const char *end, const char *delim)
+/* A diff's lines, each added or removed one in a span the style colours,
+ * as one HTML block; NULL when out of memory. */
+static char *diff_html(const char *code)
 {
-    size_t d = strlen(delim);
+    char *html = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&html, &len);
 
-    for (const char *p = s; p + d <= end; p++)
-        if (memcmp(p, delim, d) == 0 && p > s)
-            return p;
-    return NULL;
-}
+    if (f == NULL)
+        return NULL;
+    fputs("<pre><code>", f);
+    while (*code != '\0') {
+        size_t n = strcspn(code, "\n");
+        const char *cls = *code == '+' ? "add" : *code == '-' ? "del" : NULL;
 
-static void link(FILE *f, const char *text, size_t n, const char *url,
-                 size_t un, sim_html_link_fn fn, void *arg)
-{
-    char raw[SIM_HTML_PATH], buf[SIM_HTML_PATH];
-    const char *href = NULL;
-
-    snprintf(raw, sizeof(raw), "%.*s", (int)un, url);
-    if (fn != NULL)
-        href = fn(raw, buf, sizeof(buf), arg);
-    else if (strncmp(raw, "http://", 7) == 0 || strncmp(raw, "https://", 8) == 0 ||
-             raw[0] == '#')
-        href = raw;
-    if (href != NULL) {
-        fputs("<a href=\"", f);
-        sim_html_esc(f, href);
-        fputs("\">", f);
-    }
-    sim_html_inline(f, text, n, fn, arg);
-    if (href != NULL)
-        fputs("</a>", f);
-}
-
-/* A [text](url) at s: 1 when written, *next past it. */
-static int try_link(FILE *f, const char *s, const char *end, const char **next,
-                    sim_html_link_fn fn, void *arg)
-{
-    const char *mid = closing(s + 1, end, "](");
-    const char *close = mid != NULL ? memchr(mid + 2, ')', (size_t)(end - mid - 2)) : NULL;
-
-    if (mid == NULL || close == NULL || memchr(s + 1, '\n', (size_t)(mid - s - 1)) != NULL)
-        return 0;
-    link(f, s + 1, (size_t)(mid - s - 1), mid + 2, (size_t)(close - mid - 2), fn, arg);
-    *next = close + 1;
-    return 1;
-}
-
-/* `code`, **bold** or *emphasis* at s: 1 when written. */
-static int try_span(FILE *f, const char *s, const char *end, const char **next,
-                    sim_html_link_fn fn, void *arg)
-{
-    const char *c;
-
-    if (*s == '`' && (c = memchr(s + 1, '`', (size_t)(end - s - 1))) != NULL) {
-        fputs("<code>", f);
-        sim_html_escn(f, s + 1, (size_t)(c - s - 1));
-        fputs("</code>", f);
-        *next = c + 1;
-        return 1;
-    }
-    if (s + 2 < end && s[0] == '*' && s[1] == '*' && !isspace((unsigned char)s[2]) &&
-        (c = closing(s + 2, end, "**")) != NULL) {
-        fputs("<strong>", f);
-        sim_html_inline(f, s + 2, (size_t)(c - s - 2), fn, arg);
-        fputs("</strong>", f);
-        *next = c + 2;
-        return 1;
-    }
-    if (s + 1 < end && s[0] == '*' && !isspace((unsigned char)s[1]) &&
-        (c = closing(s + 1, end, "*")) != NULL && !isspace((unsigned char)c[-1])) {
-        fputs("<em>", f);
-        sim_html_inline(f, s + 1, (size_t)(c - s - 1), fn, arg);
-        fputs("</em>", f);
-        *next = c + 1;
-        return 1;
-    }
-    return 0;
-}
-
-void sim_html_inline(FILE *f, const char *text, size_t n,
-                     sim_html_link_fn fn, void *arg)
-{
-    const char *s = text, *end = text + n, *next;
-
-    while (s < end) {
-        if ((*s == '[' && try_link(f, s, end, &next, fn, arg)) ||
-            ((*s == '`' || *s == '*') && try_span(f, s, end, &next, fn, arg))) {
-            s = next;
-            continue;
-        }
-        sim_html_escn(f, s, 1);
-        s++;
-    }
-}
-
-/* ---- blocks --------------------------------------------------------------------------- */
-
-static void gather(md *m, const char *s, size_t n)
-{
-    if (m->len + n + 2 > m->cap) {
-        size_t cap = (m->len + n + 2) * 2;
-        char *p = realloc(m->text, cap);
-
-        if (p == NULL)
-            return;
-        m->text = p;
-        m->cap = cap;
-    }
-    if (m->len > 0)
-        m->text[m->len++] = '\n';
-    memcpy(m->text + m->len, s, n);
-    m->len += n;
-}
-
-/* Writes what was gathered: a list item or a paragraph. */
-static void flush(md *m)
-{
-    if (m->len == 0 && !m->item)
-        return;
-    fputs(m->item ? "<li>" : m->quote ? "<blockquote><p>" : "<p>", m->f);
-    sim_html_inline(m->f, m->text, m->len, m->link, m->arg);
-    fputs(m->item ? "</li>\n" : m->quote ? "</p></blockquote>\n" : "</p>\n", m->f);
-    m->len = 0;
-    m->item = m->quote = 0;
-}
-
-static void end_list(md *m)
-{
-    flush(m);
-    if (m->list)
-        fputs(m->list == 'u' ? "</ul>\n" : "</ol>\n", m->f);
-    m->list = 0;
-}
-
-/* The marker of a list item at the start of a line, its length; 0 none. */
-static size_t item_marker(const char *s, char *kind)
-{
-    size_t d = strspn(s, "0123456789");
-
-    if ((s[0] == '-' || s[0] == '*') && s[1] == ' ') {
-        *kind = 'u';
-        return 2;
-    }
-    if (d > 0 && d < 4 && s[d] == '.' && s[d + 1] == ' ') {
-        *kind = 'o';
-        return d + 2;
-    }
-    return 0;
-}
-
-static void heading(md *m, const char *s, size_t n)
-{
-    size_t level = strspn(s, "#"), skip = level + strspn(s + level, " ");
-    int h = (int)level + m->shift;
-
-    end_list(m);
-    if (h > 6)
-        h = 6;
-    fprintf(m->f, "<h%d id=\"", h);
-    for (size_t i = skip; i < n; i++)
-        if (isalnum((unsigned char)s[i]) || s[i] == ' ' || s[i] == '-')
-            fputc(s[i] == ' ' ? '-' : tolower((unsigned char)s[i]), m->f);
-    fputs("\">", m->f);
-    sim_html_inline(m->f, s + skip, n - skip, m->link, m->arg);
-    fprintf(m->f, "</h%d>\n", h);
-}
-
-/* A line of text: a new list item, the next line of one, or of a
- * paragraph. */
-static void text_line(md *m, const char *s, size_t n)
-{
-    char kind = 0;
-    size_t mark = item_marker(s, &kind), ind = strspn(s, " ");
-
-    if (mark > 0) {
-        flush(m);
-        if (m->list != kind) {
-            end_list(m);
-            fputs(kind == 'u' ? "<ul>\n" : "<ol>\n", m->f);
-            m->list = kind;
-        }
-        m->item = 1;
-        gather(m, s + mark, n - mark);
-    } else if (m->list && (ind >= 2 || m->item)) {
-        gather(m, s + ind, n - ind);
-    } else {
-        if (m->list)
-            end_list(m);
-        if (s[0] == '>') {
-            m->quote = 1;
-            ind = 1 + (s[1] == ' ');
-        }
-        gather(m, s + ind, n - ind);
-    }
-}
-
-/* ---- tables and code ------------------------------------------------------------ */
-
-/* 1 for a table's separator row: only |, -, : and blanks. */
-static int separator(const char *s, size_t n)
-{
-    return n > 0 && strspn(s, "|-: ") >= n && memchr(s, '-', n) != NULL;
-}
-
-/* One row: each cell between bars (a bar inside `code` is text). */
-static void row(md *m, const char *s, size_t n, const char *tag)
-{
-    const char *end = s + n;
-
-    while (end > s && (end[-1] == ' ' || end[-1] == '|'))
-        end--;
-    if (*s == '|')
-        s++;
-    fputs("<tr>", m->f);
-    while (s <= end) {
-        const char *c = s;
-        int code = 0;
-
-        while (c < end && (*c != '|' || code)) {
-            if (*c == '`')
-                code = !code;
-            c++;
-        }
-        const char *e = c;
-
-        while (s < c && *s == ' ')
-            s++;
-        while (e > s && e[-1] == ' ')
-            e--;
-        fprintf(m->f, "<%s>", tag);
-        sim_html_inline(m->f, s, (size_t)(e - s), m->link, m->arg);
-        fprintf(m->f, "</%s>", tag);
-        s = c + 1;
-    }
-    fputs("</tr>\n", m->f);
-}
-
-/* The table's lines from text on; returns past them. */
-static const char *table(md *m, const char *text)
-{
-    int line = 0;
-
-    end_list(m);
-    fputs("<table class=\"md\">\n", m->f);
-    while (*text == '|') {
-        size_t n = strcspn(text, "\n");
-
-        if (!separator(text, n))
-            row(m, text, n, line == 0 ? "th" : "td");
-        line++;
-        text += n + (text[n] == '\n');
-    }
-    fputs("</table>\n", m->f);
-    return text;
-}
-
-/* A fenced block from its opening line on; returns past its closing
- * fence. A diff's added and removed lines are coloured. */
-static const char *code(md *m, const char *text)
-{
-    size_t n = strcspn(text, "\n");
-    int diff = n >= 7 && strncmp(text + 3, "diff", 4) == 0;
-
-    end_list(m);
-    text += n + (text[n] == '\n');
-    fputs("<pre><code>", m->f);
-    while (*text != '\0' && strncmp(text, "```", 3) != 0) {
-        const char *cls = diff && *text == '+' ? "add" : diff && *text == '-' ? "del" : NULL;
-
-        n = strcspn(text, "\n");
         if (cls != NULL)
-            fprintf(m->f, "<span class=\"%s\">", cls);
-        sim_html_escn(m->f, text, n);
-        fputs(cls != NULL ? "</span>\n" : "\n", m->f);
-        text += n + (text[n] == '\n');
+            fprintf(f, "<span class=\"%s\">", cls);
+        sim_html_escn(f, code, n);
+        fputs(cls != NULL ? "</span>\n" : "\n", f);
+        code += n + (code[n] == '\n');
     }
-    fputs("</code></pre>\n", m->f);
-    n = strcspn(text, "\n");
-    return text + n + (text[n] == '\n');
+    fputs("</code></pre>\n", f);
+    fclose(f);
+    return html;
 }
 
-void sim_html_markdown(FILE *f, const char *text, int shift,
-                       sim_html_link_fn link, void *arg)
+/* Puts a node of type in place of node, with literal as its text. */
+static void replace(cmark_node *node, cmark_node_type type, const char *literal)
 {
-    md m = { .f = f, .link = link, .arg = arg, .shift = shift };
+    cmark_node *by = cmark_node_new(type);
 
-    while (*text != '\0') {
-        size_t n = strcspn(text, "\n");
+    if (by == NULL)
+        return;
+    cmark_node_set_literal(by, literal);
+    cmark_node_insert_before(node, by);
+    cmark_node_free(node);
+}
 
-        if (strncmp(text, "```", 3) == 0) {
-            text = code(&m, text);
-            continue;
-        }
-        if (*text == '|') {
-            text = table(&m, text);
-            continue;
-        }
-        if (strspn(text, " \t") >= n)
-            end_list(&m);
-        else if (*text == '#')
-            heading(&m, text, n);
+/* A link or an image the site has no page for: its text stays, in its
+ * place. */
+static void unwrap(cmark_node *node)
+{
+    cmark_node *c;
+
+    while ((c = cmark_node_first_child(node)) != NULL)
+        cmark_node_insert_before(node, c);
+    cmark_node_free(node);
+}
+
+/* One node, after its children: the only place the tree changes. */
+static void visit(cmark_node *node, const hooks *h)
+{
+    cmark_node_type type = cmark_node_get_type(node);
+    char buf[SIM_HTML_PATH];
+    const char *to;
+    char *html;
+
+    if ((type == CMARK_NODE_LINK || type == CMARK_NODE_IMAGE) && h->link != NULL) {
+        if ((to = h->link(cmark_node_get_url(node), buf, sizeof(buf), h->arg)) == NULL)
+            unwrap(node);
         else
-            text_line(&m, text, n);
-        text += n + (text[n] == '\n');
+            cmark_node_set_url(node, to);
+    } else if (type == CMARK_NODE_CODE_BLOCK &&
+               strncmp(cmark_node_get_fence_info(node), "diff", 4) == 0 &&
+               (html = diff_html(cmark_node_get_literal(node))) != NULL) {
+        replace(node, CMARK_NODE_HTML_BLOCK, html);
+        free(html);
+    } else if (type == CMARK_NODE_HTML_INLINE) {
+        replace(node, CMARK_NODE_TEXT, cmark_node_get_literal(node));
+    } else if (type == CMARK_NODE_HTML_BLOCK) {
+        replace(node, CMARK_NODE_CODE_BLOCK, cmark_node_get_literal(node));
     }
-    end_list(&m);
-    free(m.text);
+}
+
+/* Every node under node, children first; a node's next sibling is taken
+ * before it is visited, which may replace it. */
+static void walk(cmark_node *node, const hooks *h)
+{
+    cmark_node *c = cmark_node_first_child(node), *next;
+
+    for (; c != NULL; c = next) {
+        next = cmark_node_next(c);
+        walk(c, h);
+        visit(c, h);
+    }
+}
+
+/* text (n bytes) rendered, the hooks applied; NULL when out of memory. */
+static char *render(const char *text, size_t n, sim_html_link_fn link, void *arg)
+{
+    static const char *const extensions[] = { "table", "strikethrough", "autolink" };
+    hooks h = { link, arg };
+    cmark_parser *p;
+    cmark_node *doc;
+    char *html = NULL;
+
+    cmark_gfm_core_extensions_ensure_registered();
+    if ((p = cmark_parser_new(CMARK_OPT_DEFAULT)) == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof(extensions) / sizeof(extensions[0]); i++) {
+        cmark_syntax_extension *e = cmark_find_syntax_extension(extensions[i]);
+
+        if (e != NULL)
+            cmark_parser_attach_syntax_extension(p, e);
+    }
+    cmark_parser_feed(p, text, n);
+    if ((doc = cmark_parser_finish(p)) != NULL) {
+        walk(doc, &h);
+        /* Unsafe only for the diff blocks made above: the writer's own
+         * HTML is text by now. */
+        html = cmark_render_html(doc, CMARK_OPT_UNSAFE, cmark_parser_get_syntax_extensions(p));
+        cmark_node_free(doc);
+    }
+    cmark_parser_free(p);
+    return html;
+}
+
+void sim_html_markdown(FILE *f, const char *text, sim_html_link_fn link, void *arg)
+{
+    char *html = render(text, strlen(text), link, arg);
+
+    if (html != NULL)
+        fputs(html, f);
+    free(html);
+}
+
+void sim_html_inline(FILE *f, const char *text, size_t n, sim_html_link_fn link, void *arg)
+{
+    char *html = render(text, n, link, arg), *at, *end;
+
+    if (html == NULL)
+        return;
+    /* One paragraph: its text, without the <p> the caller writes. */
+    at = strncmp(html, "<p>", 3) == 0 ? html + 3 : html;
+    end = at + strlen(at);
+    while (end > at && end[-1] == '\n')
+        end--;
+    if (end - at >= 4 && strncmp(end - 4, "</p>", 4) == 0)
+        end -= 4;
+    fwrite(at, 1, (size_t)(end - at), f);
+    free(html);
 }

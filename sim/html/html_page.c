@@ -23,10 +23,10 @@ static const char style[] =
     "header.bar .home{font-weight:700;font-size:1.15em;margin-right:.6em}\n"
     "header.bar .stages{color:#b0bec5}\n"
     "main{padding:.6em 1.5em 3em;max-width:1700px}\n"
-    "h1{font-size:1.75em;margin:.35em 0 .2em}\n"
+    "h1{font-size:1.6em;margin:.25em 0 .1em}\n"
     "h2{font-size:1.35em;margin:1.4em 0 .4em;border-bottom:2px solid #e0e0e0}\n"
     "h3{font-size:1.12em;margin:1.1em 0 .3em}\n"
-    "p.lead{font-size:1.1em;margin:.2em 0 .8em;color:#37474f}\n"
+    "p.lead{font-size:1em;margin:.2em 0 .5em;color:#37474f}\n"
     "code,pre,.mono{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;"
     "font-size:.88em}\n"
     "code{background:#f1f3f4;padding:.05em .3em;border-radius:4px}\n"
@@ -35,34 +35,38 @@ static const char style[] =
     "pre code{background:none;padding:0;font-size:1em}\n"
     "pre .add{color:#1b5e20;background:#e6f4ea;display:inline-block;width:100%}\n"
     "pre .del{color:#b71c1c;background:#fdecea;display:inline-block;width:100%}\n"
-    "table.md{border-collapse:collapse;margin:.6em 0;font-size:.92em}\n"
-    "table.md th,table.md td{border:1px solid #cfd8dc;padding:.3em .6em;"
-    "vertical-align:top;text-align:left}\n"
-    "table.md th{background:#eceff1}\n"
+    /* A table of the site's own (class md) and a README's, as cmark-gfm
+     * writes it (no class). */
+    "table.md,article.readme table{border-collapse:collapse;margin:.6em 0;font-size:.92em}\n"
+    "table.md th,table.md td,article.readme th,article.readme td{border:1px solid #cfd8dc;"
+    "padding:.3em .6em;vertical-align:top;text-align:left}\n"
+    "table.md th,article.readme th{background:#eceff1}\n"
+    "article.readme img{max-width:100%;height:auto;border:1px solid #cfd8dc}\n"
     "table.params{border-collapse:collapse;font-size:.92em}\n"
     "table.params th{text-align:left;padding:.15em 1em .15em 0;color:#546e7a;"
     "font-weight:600}\n"
     "table.params td{padding:.15em 0}\n"
     /* The matrix: compact, so that 13 stages by 13 scenarios still fit
-     * a 1400 x 1000 projector: a fixed label column, the stages sharing
-     * the rest, a cell's badges two lines at most. */
-    "table.matrix{border-collapse:separate;border-spacing:3px;margin:.2em 0;"
+     * a 1400 x 1000 projector with their legend under them (the report's
+     * test measures both): a fixed label column, the stages sharing the
+     * rest, a cell's badges two lines at most. */
+    "table.matrix{border-collapse:separate;border-spacing:2px;margin:.2em 0;"
     "table-layout:fixed;width:100%;max-width:1500px;font-size:.9em}\n"
     "table.matrix th{padding:.1em .2em;text-align:center;line-height:1.2}\n"
     "table.matrix thead th:first-child{width:17em;text-align:left}\n"
     "table.matrix th a{color:inherit}\n"
     "table.matrix th.row{text-align:left}\n"
     "table.matrix th.row small{display:block;font-weight:400;color:#546e7a;"
-    "font-size:.76em;line-height:1.2}\n"
+    "font-size:.7em;line-height:1.1}\n"
     "th.stage small{display:block;font-weight:400;color:#546e7a;font-size:.7em;"
     "overflow-wrap:anywhere}\n"
-    "td.cell{height:3.2em;text-align:center;border-radius:7px;"
+    "td.cell{height:2.6em;text-align:center;border-radius:7px;"
     "font-weight:700;position:relative;border:2px solid transparent;padding:0}\n"
     "td.cell a{display:block;color:inherit;text-decoration:none;"
-    "padding:.2em .1em;line-height:1.25}\n"
+    "padding:.1em;line-height:1.2}\n"
     "td.cell a:hover{text-decoration:underline}\n"
     /* Badges two to a line even in the column of a thirteenth stage. */
-    "td.cell .mark{font-size:.85em;margin:.05em;padding:.05em .22em}\n"
+    "td.cell .mark{font-size:.78em;margin:.04em;padding:.05em .18em}\n"
     "td.cell .mark.none{font-size:1.25em}\n"
     "td.cell.none{background:#e8f5e9;color:var(--ok)}\n"
     "td.cell.lu{background:#fff3e0}\n"
@@ -92,8 +96,11 @@ static const char style[] =
     ".mark.none{color:var(--ok);font-size:1.3em}\n"
     ".mark.differs{background:#000;border-radius:50%;min-width:1.5em;"
     "text-align:center}\n"
-    "dl.legend{display:grid;grid-template-columns:repeat(2,3.4em minmax(0,24em));"
-    "gap:.25em .6em;font-size:.92em;margin:.8em 0;align-items:center}\n"
+    /* Four marks to a line, so that the legend fits under the grid on a
+     * 1400 x 1000 projector too. */
+    "dl.legend{display:grid;grid-template-columns:repeat(4,2.6em minmax(0,1fr));"
+    "gap:0 .5em;font-size:.8em;line-height:1.15;margin:.4em 0;align-items:center;"
+    "max-width:1500px}\n"
     "dl.legend dt{text-align:center}\n"
     "dl.legend dd{margin:0}\n"
     "ul.evidence{margin:.2em 0 .6em;padding-left:1.2em;font-size:.92em}\n"
@@ -147,10 +154,10 @@ static const char style[] =
     "details summary{cursor:pointer;color:#37474f}\n"
     ".print-only{display:none}\n"
     /* Print: landscape, A4 or Letter alike (the timelines are wide); no
-     * navigation; the colours kept; the matrix on one sheet; a run's
-     * story under its timeline; what the screen shows on hover, said
-     * in words (the matrix's evidence under each row's story). print.html
-     * puts each page of the site on sheets of its own. */
+     * navigation; the colours kept; the matrix and its legend on the
+     * first sheet, the stories from the next; a run's story under its
+     * timeline; what the screen shows on hover, said in words (the
+     * matrix's evidence under each row's story). */
     "@page{size:landscape;margin:10mm}\n"
     "@media print{\n"
     "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}\n"
@@ -159,14 +166,20 @@ static const char style[] =
     ".print-only{display:inline}\n"
     "main{padding:0;max-width:none}\n"
     "a{color:inherit;text-decoration:none}\n"
-    "h1{font-size:16pt;margin:0 0 .2em}\n"
+    "h1{font-size:14pt;margin:0 0 .1em}\n"
     "h2{font-size:13pt;margin:.8em 0 .3em}\n"
     "h1,h2,h3{break-after:avoid}\n"
-    "p.lead{font-size:10.5pt}\n"
-    "table.matrix{font-size:9pt;max-width:none;break-inside:avoid}\n"
+    "p.lead{font-size:9.5pt;margin:0 0 .3em}\n"
+    /* The grid and its legend on one sheet, A4's or Letter's, whichever
+     * is shorter (A4 landscape: 190 mm inside the margins). */
+    "table.matrix{font-size:8.5pt;max-width:none;break-inside:avoid;border-spacing:2px}\n"
     "table.matrix thead th:first-child{width:15em}\n"
-    "td.cell{height:2.9em}\n"
-    "dl.legend{font-size:8.5pt;margin:.4em 0;break-inside:avoid}\n"
+    "table.matrix th.row small{font-size:.72em;line-height:1.1}\n"
+    "td.cell{height:1.8em}\n"
+    "td.cell a{padding:0;line-height:1.1}\n"
+    "td.cell .mark{font-size:.78em;margin:.03em;padding:0 .2em}\n"
+    "dl.legend{font-size:7.5pt;margin:.3em 0;gap:.1em .5em;break-inside:avoid;"
+    "break-after:page}\n"
     "ul.verdict li,ul.evidence li,table.params tr{break-inside:avoid}\n"
     "p:has(> a[href*=\"#row-\"]){display:none}\n"
     "figure.timeline{overflow:visible;break-inside:avoid;margin:.3em 0}\n"
@@ -177,8 +190,7 @@ static const char style[] =
     "ul.verdict{max-width:none}\n"
     "table.params{font-size:8pt}\n"
     "table.diff{font-size:7pt}\n"
-    "article.sheet{break-before:page}\n"
-    "article.sheet:first-child{break-before:auto}\n"
+
     "}\n";
 
 /* Colours for clients A, B, C...: far apart, none of them the red of an
@@ -211,7 +223,7 @@ static void bar(FILE *f, const char *root)
         sim_html_esc(f, sim_stage_name(s));
         fprintf(f, "\">v%d</a>\n", s);
     }
-    fputs("</header>\n", f);
+    fprintf(f, "<a href=\"%sguide/readme.html\">the guide</a>\n</header>\n", root);
 }
 
 void sim_html_head(FILE *f, const char *title, const char *root)

@@ -8,29 +8,6 @@
 
 #include "html_internal.h"
 
-/* A README's links on the site: another stage's README is that stage's
- * page; the web and the page's own anchors stay; a file of the
- * repository is not on the site, so its link goes (its text stays). */
-static const char *stage_link(const char *url, char *buf, size_t len, void *arg)
-{
-    (void)arg;
-    if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0 ||
-        url[0] == '#')
-        return url;
-    for (int s = 1; s <= SIM_STAGES; s++) {
-        const char *dir = sim_stage_name(s), *at = strstr(url, dir);
-        size_t n = strlen(dir);
-
-        if (sim_stage_get(s) != NULL && at != NULL && (at == url || at[-1] == '/') &&
-            (strcmp(at + n, "/README.md") == 0 || strcmp(at + n, "/") == 0 ||
-             at[n] == '\0')) {
-            snprintf(buf, len, "%s.html", dir);
-            return buf;
-        }
-    }
-    return NULL;
-}
-
 /* The stage's column: each scenario's marks, linked to its run. */
 static void column(FILE *f, int stage, const sim_html_run *runs, size_t n)
 {
@@ -108,6 +85,7 @@ int sim_html_stage_page(const char *dir, const char *src, int stage,
 {
     const sim_stage *st = sim_stage_get(stage);
     char path[SIM_HTML_PATH], readme[SIM_HTML_PATH], name[SIM_NAME_LEN + 8];
+    char folder[SIM_NAME_LEN + 2];
     size_t size;
     char *text;
     FILE *f;
@@ -124,7 +102,8 @@ int sim_html_stage_page(const char *dir, const char *src, int stage,
     sim_html_head(f, st->dir, "../");
     neighbours(f, stage);
     fputs("<article class=\"readme\">\n", f);
-    sim_html_markdown(f, text, 0, stage_link, NULL);
+    snprintf(folder, sizeof(folder), "%s/", st->dir);
+    sim_html_markdown(f, text, sim_html_repo_link, folder);
     fputs("</article>\n", f);
     column(f, stage, runs, n);
     rc = changes(f, src, st, errstr, len);

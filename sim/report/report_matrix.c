@@ -11,15 +11,15 @@
 
 /* ---- the fault matrix ----------------------------------------------------- */
 
-#define MATRIX_WIDTH 78 /* the table fits an 80-column terminal */
-#define MATRIX_GAP 2    /* blanks between columns; 1 when 2 do not fit */
+#define MATRIX_GAP 2 /* blanks between columns, at any width: with one, "ME F ME LU"
+                        * reads as one cell; eleven stages need a terminal of
+                        * about 110 columns, and a narrower one wraps the rows */
 
 /* The table's columns: each as wide as its widest text, so that a column
  * of "-" takes no room a column of "ME MD LU" needs. */
 typedef struct layout {
     int label;                        /* the scenario names' column */
     int col[SIM_REPORT_STAGES + 1];   /* stage s's column: col[s] */
-    int gap;
 } layout;
 
 static int cell_matches(const sim_matrix_cell *c)
@@ -89,7 +89,6 @@ static int max_int(int a, int b)
 static void measure(layout *lay, const sim_matrix_cell *cells, size_t n)
 {
     char text[48];
-    int total;
 
     lay->label = (int)strlen("scenario");
     /* A column per stage of the list: a number it skips has none. */
@@ -103,12 +102,6 @@ static void measure(layout *lay, const sim_matrix_cell *cells, size_t n)
         if (s >= 1 && s <= SIM_REPORT_STAGES && lay->col[s] >= 0)
             lay->col[s] = max_int(lay->col[s], (int)strlen(text));
     }
-    lay->gap = MATRIX_GAP;
-    total = lay->label;
-    for (int s = 1; s <= SIM_REPORT_STAGES; s++)
-        total += lay->col[s] < 0 ? 0 : MATRIX_GAP + lay->col[s];
-    if (total > MATRIX_WIDTH)
-        lay->gap = 1;
 }
 
 /* One line of the table: a label, then a text per stage (NULL: none). */
@@ -120,7 +113,7 @@ static void table_line(FILE *out, const layout *lay, const char *label,
 
     for (int s = 1; s <= SIM_REPORT_STAGES && at < (int)sizeof(row); s++) {
         if (lay->col[s] >= 0)
-            at += snprintf(row + at, sizeof(row) - (size_t)at, "%*s%-*s", lay->gap,
+            at += snprintf(row + at, sizeof(row) - (size_t)at, "%*s%-*s", MATRIX_GAP,
                            "", lay->col[s], text[s]);
     }
     sim_report_trimmed(out, row);

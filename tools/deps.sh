@@ -22,7 +22,8 @@
 # install and stops.
 #
 # Needed: a C compiler, make, pkg-config, check (found by pkg-config),
-# hiredis and cJSON headers and libraries, redis-server; for the ZooKeeper
+# hiredis and cJSON headers and libraries, cmark-gfm and its extensions
+# (the report's Markdown), redis-server; for the ZooKeeper
 # stages, a Java runtime without a desktop (default-jre-headless), the
 # ZooKeeper server's jar (libzookeeper-java) and its C client
 # (libzookeeper-mt-dev). Debian's `zookeeper` package is not used: it
@@ -50,6 +51,8 @@ describe() {
     libzookeeper-mt-dev) echo "the ZooKeeper C client: headers and library" ;;
     chromium) echo "a headless browser, for the report's browser test and its PDF" ;;
     poppler-utils) echo "pdftotext, with which the report's browser test reads its PDF" ;;
+    libcmark-gfm-dev) echo "cmark-gfm, GitHub's Markdown renderer, with which the report's site shows the READMEs" ;;
+    libcmark-gfm-extensions-dev) echo "cmark-gfm's extensions: the READMEs' tables on the report's site" ;;
     esac
 }
 
@@ -91,6 +94,9 @@ probe() {
     command -v java >/dev/null 2>&1 || need default-jre-headless
     [ -r /usr/share/java/zookeeper.jar ] || need libzookeeper-java
     have_lib zookeeper/zookeeper.h 'zookeeper_close(0)' -lzookeeper_mt || need libzookeeper-mt-dev
+    have_lib cmark-gfm.h 'cmark_version()' -lcmark-gfm || need libcmark-gfm-dev
+    have_lib cmark-gfm-core-extensions.h 'cmark_gfm_core_extensions_ensure_registered()' \
+        -lcmark-gfm-extensions || need libcmark-gfm-extensions-dev
 }
 
 # Packages that come without their recommendations: a headless JRE and

@@ -1,5 +1,5 @@
 # grade_tap.awk: Check's TAP log of a stage's suite as the grader's lines
-# (tests/grade.sh).
+# (tools/grade.sh).
 #
 #   awk -v stage=N -f grade_tap.awk checks.tap
 #

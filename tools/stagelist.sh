@@ -14,7 +14,7 @@
 #   field N K                            field K (2: folder, 3: base) of
 #                                        stage N's line, or nothing
 #   check_part N DIR PART WHOLE          sets $nparts, how many parts
-#                                        tests/stagediff.parts cuts stage N
+#                                        tools/stagediff.parts cuts stage N
 #                                        (folder DIR) into; a PART given
 #                                        that is not one of them: one line
 #                                        (WHOLE: how to take N whole when
@@ -67,7 +67,7 @@ field() {
 }
 
 check_part() {
-    nparts=$(awk -v s="$1" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
+    nparts=$(awk -v s="$1" '$1 == "title" && $2 == s' tools/stagediff.parts | grep -c .)
     [ -n "$3" ] || return 0
     [ "$nparts" -gt 0 ] || fail "part=$3: $2 is not told in parts; $4"
     case "$3" in

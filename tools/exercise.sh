@@ -6,9 +6,9 @@
 #           exercises/vN-partK/), outside the stage folders and ignored by
 #           git: lock.c as the stage N is built on has it (with part=K,
 #           that stage with parts 1 to K-1 of N's diff, the table of
-#           tests/stagediff.parts), the contract lock.h, the plumbing
+#           tools/stagediff.parts), the contract lock.h, the plumbing
 #           its kind of server shares (plumbing/<server>.h and .c), when
-#           there is one, and TASK.md (tests/task.sh): what to do and
+#           there is one, and TASK.md (tools/task.sh): what to do and
 #           what grades it, without the solution. A workspace whose
 #           files differ from what it would write (the student's work)
 #           is left alone: one line says how to start over, exit 2.
@@ -26,13 +26,13 @@ cd "$(dirname "$0")/.." || exit 2
 
 mode=${1:-}
 [ $# -gt 0 ] && shift
-. tests/stagelist.sh
+. tools/stagelist.sh
 take_args exercise.sh stage part build out -- "$@"
 [ -n "$build" ] || build=build
 
 case "$mode" in
 exercise | handout) ;;
-*) fail "usage: tests/exercise.sh exercise|handout stage=N [part=K] -- STAGE..." ;;
+*) fail "usage: tools/exercise.sh exercise|handout stage=N [part=K] -- STAGE..." ;;
 esac
 [ -n "$stages" ] || fail "exercise.sh: no stages given: run it as make $mode stage=N"
 [ -n "$stage" ] || fail "usage: make $mode stage=N [part=K]; stages:$(valid)"
@@ -60,7 +60,7 @@ done_parts=0
 [ -n "$part" ] && done_parts=$((part - 1))
 upto="parts 1 to $done_parts"
 [ "$done_parts" = 1 ] && upto="part 1"
-tests/stagediff.sh "to=$stage" "apply=$done_parts" "out=$tmp/$name" -- $stages >/dev/null ||
+tools/stagediff.sh "to=$stage" "apply=$done_parts" "out=$tmp/$name" -- $stages >/dev/null ||
     fail "exercise: cannot cut $dir's diff into its parts (make diff to=$stage part=1 says why)"
 find "$tmp/$name" -type f ! -name lock.c -delete
 cp "$dir/lock.h" "$tmp/$name/lock.h"
@@ -86,10 +86,10 @@ fi
 
 make --no-print-directory "$build/grade_key" >"$tmp/key.log" 2>&1 ||
     { cat "$tmp/key.log" >&2; fail "exercise: $build/grade_key does not build (above)"; }
-sh tests/task.sh "$stage" "$part" "$build" $stages >"$tmp/$name/TASK.md" || exit 2
+sh tools/task.sh "$stage" "$part" "$build" $stages >"$tmp/$name/TASK.md" || exit 2
 # Never the solution: no line of the stage's lock.c that the start lacks.
-sh tests/task_leaks.sh "$tmp/$name/TASK.md" "$dir/lock.c" "$tmp/$name/lock.c" >&2 ||
-    fail "exercise: TASK.md would quote $dir/lock.c (above): tests/task_readme.awk must leave that out"
+sh tools/task_leaks.sh "$tmp/$name/TASK.md" "$dir/lock.c" "$tmp/$name/lock.c" >&2 ||
+    fail "exercise: TASK.md would quote $dir/lock.c (above): tools/task_readme.awk must leave that out"
 
 if [ "$mode" = handout ]; then
     out=${out:-$build/handout}

@@ -1,5 +1,5 @@
 # task_readme.awk: the parts of a stage's README.md that an exercise's
-# TASK.md may tell (tests/exercise.sh), none of which gives the solution.
+# TASK.md may tell (tools/exercise.sh), none of which gives the solution.
 #
 #   awk -v want=goal|bug|layout -f task_readme.awk vN-<idea>/README.md
 #

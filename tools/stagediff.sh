@@ -12,7 +12,7 @@
 # shows as added or removed.
 #
 # A stage whose diff on its base brings several ideas at once is cut into
-# parts by tests/stagediff.parts: part=K shows the K-th alone, as the
+# parts by tools/stagediff.parts: part=K shows the K-th alone, as the
 # change from the base with parts 1 to K-1 to the base with parts 1 to K.
 #
 # apply=K out=DIR: no diff; writes each source file of TO's base, with
@@ -23,10 +23,10 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
-PARTS=${STAGEDIFF_PARTS:-tests/stagediff.parts}  # another table: for tests
+PARTS=${STAGEDIFF_PARTS:-tools/stagediff.parts}  # another table: for tests
 CONTEXT=3   # lines around each change
 
-. tests/stagelist.sh
+. tools/stagelist.sh
 take_args stagediff.sh from to side part full apply out -- "$@"
 
 # A switch: empty, 0 or 1.
@@ -94,7 +94,7 @@ show() {
     if [ "$side" = 1 ] || [ "$side" = rows ]; then
         diff -N -U "$context" --label "$3" --label "$4" "$1" "$2" >"$tmp/diff"
         [ $? -gt 1 ] && exit 2
-        awk -v rows_out="$([ "$side" = rows ] && echo 1)" -f tests/stagediff_side.awk "$tmp/diff"
+        awk -v rows_out="$([ "$side" = rows ] && echo 1)" -f tools/stagediff_side.awk "$tmp/diff"
     else
         # shellcheck disable=SC2086
         diff $color -N -U "$context" --label "$3" --label "$4" "$1" "$2"
@@ -106,14 +106,14 @@ show() {
 # Files $tmp/k0 .. $tmp/kP: file $1 of the base with parts 1 to k of
 # the stage's diff applied, for file $2 of the stage.
 cut_parts() {
-    awk -f tests/stagediff_units.awk "$1" >"$tmp/old.units" 2>/dev/null || : >"$tmp/old.units"
-    awk -f tests/stagediff_units.awk "$2" >"$tmp/new.units" 2>/dev/null || : >"$tmp/new.units"
+    awk -f tools/stagediff_units.awk "$1" >"$tmp/old.units" 2>/dev/null || : >"$tmp/old.units"
+    awk -f tools/stagediff_units.awk "$2" >"$tmp/new.units" 2>/dev/null || : >"$tmp/new.units"
     diff --old-line-format='-%l
 ' --new-line-format='+%l
 ' --unchanged-line-format=' %l
 ' "$1" "$2" >"$tmp/lines"
     [ $? -gt 1 ] && exit 2
-    awk -v stage="$to" -f tests/stagediff_parts.awk "$PARTS" "$tmp/old.units" \
+    awk -v stage="$to" -f tools/stagediff_parts.awk "$PARTS" "$tmp/old.units" \
         "$tmp/new.units" "$tmp/lines" >"$tmp/parts" || exit 2
     k=0
     while [ "$k" -le "$nparts" ]; do

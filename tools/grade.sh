@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 LIMIT=1800   # seconds for the whole suite: a safety net under Check's own limits
 
-. tests/stagelist.sh
+. tools/stagelist.sh
 take_args grade.sh stage src part build into -- "$@"
 [ -n "$build" ] || build=build
 [ -n "$into" ] || into=$build/grade
@@ -88,7 +88,7 @@ status=$?
 [ $status -eq 124 ] && echo "grade: the suite did not end within $LIMIT s and was stopped; \
 the checks it did not reach count as not run"
 
-awk -v stage="$stage" -f tests/grade_tap.awk "$out/checks.tap" >"$out/checks.txt" 2>/dev/null
+awk -v stage="$stage" -f tools/grade_tap.awk "$out/checks.tap" >"$out/checks.txt" 2>/dev/null
 if [ ! -s "$out/checks.txt" ]; then
     tail -n 5 "$out/run.log"
     echo "grade: the suite ran no check (exit $status; $out/run.log above): score 0"

@@ -1,17 +1,17 @@
 #!/bin/sh
 # task.sh N K BUILD STAGE...: the TASK.md of stage N's exercise (of its
-# part K, when K is not empty), on stdout (tests/exercise.sh).
+# part K, when K is not empty), on stdout (tools/exercise.sh).
 #
 # Made from what the repository already says, never quoting stage N's
 # lock.c: the stage's title, goal and bug from its README.md
-# (tests/task_readme.awk leaves the solution out), the owner token the
+# (tools/task_readme.awk leaves the solution out), the owner token the
 # tests read (a stage whose lock checks the owner), the calls of the
 # kind's plumbing (the declarations of plumbing/<server>.h, when there is
 # one, each with the first sentence of its comment), the failpoints
 # stage N's lock.c calls, named with the function and the commands they
 # sit between, the capabilities it adds from sim/stages.def, said as
 # sim/base/stage.h says them, the checks that judge them
-# (tests/grade.checks), the cells of the matrix where its answer key or
+# (tools/grade.checks), the cells of the matrix where its answer key or
 # its story differs from its base's (BUILD/grade_key), and the commands
 # to run. PLUMBING=DIR in the environment reads the plumbing from DIR
 # instead of plumbing/ (for tests).
@@ -88,7 +88,7 @@ grade="make grade stage=$stage${part:+ part=$part}"
 echo "# Exercise: $title"
 echo
 if [ -n "$part" ]; then
-    nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tests/stagediff.parts | grep -c .)
+    nparts=$(awk -v s="$stage" '$1 == "title" && $2 == s' tools/stagediff.parts | grep -c .)
     awk -v s="$stage" -v k="$part" -v b="$bdir" -v n="$n" '$1 == "title" && $2 == s {
         t = $0; sub(/^[ \t]*title[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", t)
         if ($3 < k) done = done sprintf("- part %d, in your lock.c already: %s\n", $3, t)
@@ -97,7 +97,7 @@ if [ -n "$part" ]; then
         END { start = k > 1 ? "'\''s with the parts before yours in it" : "'\''s, the stage " n " is built on"
               printf "%s brings several ideas; this exercise is one of them. ", n
               printf "Your `lock.c` is %s%s.\n\n", b, start
-              printf "%s%s%s", done, mine, later }' tests/stagediff.parts
+              printf "%s%s%s", done, mine, later }' tools/stagediff.parts
     echo
     if [ "$part" -lt "$nparts" ]; then
         echo "The grader judges $n whole: the checks of the parts after yours fail until"
@@ -115,12 +115,12 @@ echo
 echo "\`lock.h\` is the contract, the same in every stage: the grader builds your"
 echo "\`lock.c\` against its own copy, so change \`lock.c\` only."
 echo
-awk -v want=goal -f tests/task_readme.awk "$dir/README.md"
+awk -v want=goal -f tools/task_readme.awk "$dir/README.md"
 echo
 echo "## The bug to fix"
 echo
-awk -v want=bug -f tests/task_readme.awk "$dir/README.md"
-layout=$(awk -v want=layout -f tests/task_readme.awk "$dir/README.md")
+awk -v want=bug -f tools/task_readme.awk "$dir/README.md"
+layout=$(awk -v want=layout -f tools/task_readme.awk "$dir/README.md")
 if [ -n "$layout" ]; then
     echo
     echo "## The keys, as the tests read them"
@@ -223,7 +223,7 @@ for cap in $adds; do
             for (i = 2; i <= NF; i++)
                 if ($i == cap) { list = list (list == "" ? "" : ", ") "`" $1 "`"; break } }
         END { printf "- %s (%s): %s\n", cap, what, list == "" ? "no check of its own" : list }' \
-        tests/grade.checks
+        tools/grade.checks
 done
 if [ "$masters" != "$bmasters" ] || [ "$server" != "$bserver" ]; then
     echo "- and every check that takes the lock: $n's lock talks to $masters independent"
@@ -238,7 +238,7 @@ if [ -n "$key" ]; then
     echo "| scenario | what it shows | $b shows | $n must show |"
     echo "|---|---|---|---|"
     printf '%s\n' "$key" | awk -F'\t' -v n="$n" '{
-        why = $2 == "story" ? " (the story of the row in README.md says more of " n "'\''s cell: the test checks it)" : \
+        why = $2 == "story" ? " (the story of the row in docs/matrix.md says more of " n "'\''s cell: the test checks it)" : \
               $2 == "servers" ? " (on " n "'\''s servers)" : ""
         printf "| %s | %s | %s | %s%s |\n", $1, $5, $3, $4, why }'
     if printf '%s\n' "$key" | cut -f3,4 | grep -q '('; then
@@ -253,7 +253,7 @@ if [ -n "$key" ]; then
             gsub(/[()]/, "", $3)
             n = split($3, a, " ")
             for (i = 1; i <= n; i++)
-                if (a[i] != "-" && !has($4, a[i])) {
+                if (a[i] != "-" && a[i] != "(-)" && !has($4, a[i])) {
                     printf "    make sim stage=%s scenario=%s\n", b, $1
                     shown++
                     break
