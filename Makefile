@@ -109,7 +109,8 @@ ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfDat
 SIM_LIB_SRCS := $(call sim_srcs,base history checker servers play report html) \
                 $(wildcard sim/client/resource.c)
 SIM_CLIENT_SRCS := $(wildcard sim/client/*.c sim/history/history.c sim/history/control.c \
-                     sim/servers/observer.c sim/base/util.c sim/base/proc.c)
+                     sim/servers/observer.c sim/base/util.c sim/base/proc.c \
+                     sim/base/stage.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lock.h"
+#include "redis.h"
 
 #define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
 #define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
@@ -55,6 +55,7 @@
 struct dlock {
     char *key;                      /* the lock's name, used as the Redis key */
     dlock_config cfg;               /* a copy: the caller's may go away */
+    struct dlock_provider provider; /* a copy of cfg's, or host:port's */
     redisContext *c[MAX_NODES];     /* one per node; NULL until needed, and after
                                      * an I/O error, a late reply or READONLY */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
@@ -130,7 +131,7 @@ static int ensure_connected(dlock *l, int node, char *why, size_t len)
     if (l->c[node] != NULL)
         return DLOCK_OK;
     snprintf(why, len, "the connection provider returned NULL");
-    l->c[node] = l->cfg.connect(l->cfg.connect_arg, node, why, len);
+    l->c[node] = l->cfg.provider->connect(l->cfg.provider->arg, node, why, len);
     if (l->c[node] == NULL)
         return DLOCK_ERR;
     return DLOCK_OK;
@@ -344,7 +345,7 @@ static int check_config(dlock *l, const char *name, const dlock_config *cfg)
     if (cfg->node_timeout_ms <= 0 || cfg->node_timeout_ms > INT_MAX)
         return set_error(l, "node_timeout_ms %ld is out of range: give 1 to %d ms, "
                          "far below the lease", cfg->node_timeout_ms, INT_MAX);
-    if (cfg->connect == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
+    if (cfg->provider == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
         return set_error(l, "default provider needs a host and timeout_ms > 0");
     return DLOCK_OK;
 }
@@ -543,10 +544,9 @@ dlock *dlock_new(const char *name, const dlock_config *cfg)
     if (check_config(l, name, cfg) != DLOCK_OK)
         return l;
     l->cfg = *cfg;
-    if (l->cfg.connect == NULL) {
-        l->cfg.connect = connect_default;
-        l->cfg.connect_arg = &l->cfg;
-    }
+    l->provider = cfg->provider != NULL ? *cfg->provider
+                                        : (struct dlock_provider){ connect_default, &l->cfg };
+    l->cfg.provider = &l->provider;
     if (random_id(l) != DLOCK_OK)
         return l;
     l->key = strdup(name);
