@@ -358,16 +358,20 @@ servers-test: check-deps
 # ---- the commands as a user types them (no Redis) -------------------------
 # Bad make variables named as typed; make diff's side by side, regions and
 # parts. Its make commands inherit this one's variables (SANITIZE=1 too).
+# Each stage built apart, from its folder and its kind's plumbing alone.
 .PHONY: cli-test
 cli-test: check-deps
 	@sh tests/cli.sh
+	@sh tests/standalone.sh
 
 # ---- the tree's shape (no Redis) ---------------------------------------
 # The simulator's folders as layers, and no file of sim/ or tests/ over
-# 600 lines.
+# 600 lines; each stage's lock.c its lesson, what a kind of server's
+# stages share in plumbing/ (tests/lessons.sh -v prints the figures).
 .PHONY: layout-test
 layout-test:
 	@sh tests/layout.sh $(SIM_LAYERS)
+	@sh tests/lessons.sh
 
 # ---- diff --------------------------------------------------------------
 # The script gets make's variables as they were given, to name them in an

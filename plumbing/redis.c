@@ -1,18 +1,14 @@
 /* redis.c: the plumbing every Redis stage shares (see redis.h). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <limits.h>
 #include <string.h>
 
 #include "redis.h"
-
-#define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
-#define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
-#define DEFAULT_TIMEOUT_MS 1000
-#define DEFAULT_NODE_TIMEOUT_MS 50 /* stages with several nodes: a local reply
-                                    * takes well under a millisecond */
 
 /* The shared part of a stage's handle: its first member (redis.h). */
 static redis_base *base(dlock *l)
@@ -30,12 +26,6 @@ int redis_error(dlock *l, const char *fmt, ...)
     return DLOCK_ERR;
 }
 
-static struct timeval to_timeval(long ms)
-{
-    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-    return tv;
-}
-
 /* The default provider: node i at host:port + i, with a timeout on
  * connect and on every command, so a dead server gives an error instead of
  * a hang. */
@@ -43,7 +33,7 @@ static redisContext *connect_default(void *arg, int node, char *errstr,
                                      size_t errlen)
 {
     const dlock_config *cfg = arg;
-    struct timeval tv = to_timeval(cfg->timeout_ms);
+    struct timeval tv = { cfg->timeout_ms / 1000, (cfg->timeout_ms % 1000) * 1000 };
     int port = cfg->port + node;
     redisContext *c = redisConnectWithTimeout(cfg->host, port, tv);
 
@@ -215,6 +205,226 @@ redisReply *redis_eval(dlock *l, const redis_script *s, const char *fmt, ...)
     return checked(l, 0, r);
 }
 
+/* ---- several nodes at once --------------------------------------------------- */
+
+/* Node failed this round: its reason is kept when it is the first. */
+static void node_failed(redis_fanout *f, int node, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    f->pending[node] = 0;
+    if (f->why[0] != '\0')
+        return;
+    n = snprintf(f->why, sizeof(f->why), "node %d: ", node);
+    va_start(ap, fmt);
+    vsnprintf(f->why + n, sizeof(f->why) - n, fmt, ap);
+    va_end(ap);
+}
+
+/* Queues a formatted command for node and writes it out, without waiting
+ * for its reply: every node has its command before any reply is read. */
+static void send_to(dlock *l, redis_fanout *f, int node, const char *cmd, size_t len)
+{
+    char why[DLOCK_ERRSTR_LEN];
+    redisContext *c = redis_connection(l, node, why, sizeof(why));
+    int done = 0;
+
+    if (c == NULL) {
+        node_failed(f, node, "%s", why);
+        return;
+    }
+    if (redisAppendFormattedCommand(c, cmd, len) != REDIS_OK) {
+        node_failed(f, node, "out of memory");
+        return;
+    }
+    while (!done) {
+        if (redisBufferWrite(c, &done) != REDIS_OK) {
+            node_failed(f, node, "I/O error: %s", c->errstr);
+            redis_disconnect(l, node);
+            return;
+        }
+    }
+    f->pending[node] = 1;
+}
+
+/* A reply from node. An error reply counts as a failed node, but for
+ * NOSCRIPT, which redis_fanout_eval answers with the script. */
+static void got_reply(dlock *l, redis_fanout *f, int node, redisReply *r)
+{
+    f->pending[node] = 0;
+    f->reply[node] = r;
+    if (r->type != REDIS_REPLY_ERROR || strncmp(r->str, "NOSCRIPT", 8) == 0)
+        return;
+    node_failed(f, node, "server error: %s", r->str);
+    if (redis_must_reconnect(r))
+        redis_disconnect(l, node);
+}
+
+/* Reads what node has sent; a whole reply ends its wait. */
+static void read_from(dlock *l, redis_fanout *f, int node)
+{
+    redisContext *c = base(l)->c[node];
+    void *reply = NULL;
+
+    if (redisBufferRead(c) != REDIS_OK || redisGetReplyFromReader(c, &reply) != REDIS_OK) {
+        node_failed(f, node, "I/O error: %s", c->errstr);
+        redis_disconnect(l, node);
+        return;
+    }
+    if (reply != NULL)
+        got_reply(l, f, node, reply);
+}
+
+/* The nodes still waited for, as poll()'s list; who[k] is p[k]'s node. */
+static int waiting(dlock *l, const redis_fanout *f, struct pollfd *p, int *who)
+{
+    int i, n = 0;
+
+    for (i = 0; i < base(l)->cfg.nodes; i++) {
+        if (!f->pending[i])
+            continue;
+        p[n].fd = base(l)->c[i]->fd;
+        p[n].events = POLLIN;
+        p[n].revents = 0;
+        who[n++] = i;
+    }
+    return n;
+}
+
+/* Reads the replies of the nodes it was sent to, as each comes in, until
+ * all have answered or node_timeout_ms has passed: a stalled node costs
+ * its timeout once, not the command timeout, and not once per node. */
+static void collect(dlock *l, redis_fanout *f)
+{
+    struct pollfd p[REDIS_MAX_NODES];
+    struct timespec start = redis_deadline_after(0);
+    int who[REDIS_MAX_NODES], n, k, ready;
+    long left;
+
+    while ((n = waiting(l, f, p, who)) > 0) {
+        left = base(l)->cfg.node_timeout_ms - redis_elapsed_ms(&start);
+        ready = left > 0 ? poll(p, n, (int)left) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue; /* a signal, or SIGSTOP and SIGCONT: the clock runs on */
+        for (k = 0; k < n; k++) {
+            if (ready > 0) {
+                if (p[k].revents != 0)
+                    read_from(l, f, who[k]);
+                continue;
+            }
+            node_failed(f, who[k], "%s", ready == 0 ? "no reply within node_timeout_ms"
+                                                    : strerror(errno));
+            redis_disconnect(l, who[k]);
+        }
+    }
+}
+
+/* A formatted command to every node (only given: to the nodes it marks),
+ * the replies awaited side by side: the round costs the slowest node's
+ * time, not the sum of all of them. */
+static void round_all(dlock *l, redis_fanout *f, const int *only, const char *cmd, int len)
+{
+    int i;
+
+    for (i = 0; i < base(l)->cfg.nodes; i++) {
+        if (only == NULL || only[i])
+            send_to(l, f, i, cmd, len);
+    }
+    collect(l, f);
+}
+
+void redis_fanout_command(dlock *l, redis_fanout *f, const int *only, const char *fmt, ...)
+{
+    char *cmd;
+    va_list ap;
+    int len;
+
+    va_start(ap, fmt);
+    len = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0) {
+        snprintf(f->why, sizeof(f->why), "cannot format \"%s\": out of memory or a bad format", fmt);
+        return;
+    }
+    round_all(l, f, only, cmd, len);
+    redisFreeCommand(cmd);
+}
+
+/* Sends s as verb (by SHA or whole) with args to the nodes only marks. */
+static void eval_all(dlock *l, redis_fanout *f, const int *only, const char *verb,
+                     const char *body, const char *args)
+{
+    char *cmd;
+    int len = prepend(&cmd, verb, body, args);
+
+    if (len < 0) {
+        snprintf(f->why, sizeof(f->why), "out of memory");
+        return;
+    }
+    round_all(l, f, only, cmd, len);
+    free(cmd);
+}
+
+void redis_fanout_eval(dlock *l, redis_fanout *f, const int *only, const redis_script *s,
+                       const char *fmt, ...)
+{
+    int noscript[REDIS_MAX_NODES] = { 0 }, i, any = 0;
+    char *args;
+    va_list ap;
+
+    va_start(ap, fmt);
+    i = redisvFormatCommand(&args, fmt, ap);
+    va_end(ap);
+    if (i < 0) {
+        snprintf(f->why, sizeof(f->why), "cannot format \"%s\": out of memory or a bad format", fmt);
+        return;
+    }
+    eval_all(l, f, only, "EVALSHA", s->sha, args);
+    for (i = 0; i < base(l)->cfg.nodes; i++) {
+        const redisReply *r = f->reply[i];
+
+        if (r == NULL || r->type != REDIS_REPLY_ERROR || strncmp(r->str, "NOSCRIPT", 8) != 0)
+            continue;
+        freeReplyObject(f->reply[i]);
+        f->reply[i] = NULL;
+        noscript[i] = any = 1;
+    }
+    if (any)
+        eval_all(l, f, noscript, "EVAL", s->text, args);
+    redisFreeCommand(args);
+}
+
+int redis_fanout_count(dlock *l, const redis_fanout *f, int type)
+{
+    int i, n = 0;
+
+    for (i = 0; i < base(l)->cfg.nodes; i++)
+        n += f->reply[i] != NULL && f->reply[i]->type == type;
+    return n;
+}
+
+int redis_fanout_count_int(dlock *l, const redis_fanout *f, long long value)
+{
+    int i, n = 0;
+
+    for (i = 0; i < base(l)->cfg.nodes; i++)
+        n += f->reply[i] != NULL && f->reply[i]->type == REDIS_REPLY_INTEGER &&
+             f->reply[i]->integer == value;
+    return n;
+}
+
+void redis_fanout_clear(redis_fanout *f)
+{
+    int i;
+
+    for (i = 0; i < REDIS_MAX_NODES; i++) {
+        freeReplyObject(f->reply[i]);
+        f->reply[i] = NULL;
+        f->pending[i] = 0;
+    }
+}
+
 /* Rejects what no call could work with, once, at dlock_new. The lease is
  * checked even in a stage that sets no TTL, so that a config works in
  * every stage or in none. */
@@ -355,13 +565,14 @@ struct timespec redis_deadline_after(long ms)
 __attribute__((weak)) void dlock_config_init(dlock_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->lease_ms = DEFAULT_LEASE_MS;
-    cfg->retry_ms = DEFAULT_RETRY_MS;
+    cfg->lease_ms = 10000;     /* long enough for most critical sections */
+    cfg->retry_ms = 10;        /* between tries: short waits, few commands */
     cfg->nodes = 1;
-    cfg->node_timeout_ms = DEFAULT_NODE_TIMEOUT_MS;
+    cfg->node_timeout_ms = 50; /* several nodes: a local reply takes well
+                                * under a millisecond */
     cfg->host = "127.0.0.1";
     cfg->port = 6379;
-    cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
+    cfg->timeout_ms = 1000;
 }
 
 __attribute__((weak)) const char *dlock_errstr(const dlock *l)

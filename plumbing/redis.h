@@ -49,8 +49,8 @@ typedef struct redis_base {
     dlock_config cfg;               /* a copy: the caller's may go away */
     struct dlock_provider provider; /* a copy of cfg's, or host:port's */
     redisContext *c[REDIS_MAX_NODES]; /* one per node; NULL until needed,
-                                     * and after an I/O error, READONLY,
-                                     * MOVED or ASK */
+                                     * and after an I/O error, a late reply,
+                                     * READONLY, MOVED or ASK */
     char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
     pthread_mutex_t mu;             /* one thread at a time on c and errstr:
                                      * threads may share a handle */
@@ -129,6 +129,39 @@ int redis_must_reconnect(const redisReply *r);
 /* A new connection to node from the provider, owned by the caller (a
  * waiter's pub/sub connection): NULL with one line in why. Needs no mutex. */
 redisContext *redis_connect(dlock *l, int node, char *why, size_t len);
+
+/* ---- several nodes at once: call with the handle's mutex held --------------- */
+
+/* One command sent to every node at once, and what each one answered. */
+typedef struct redis_fanout {
+    int pending[REDIS_MAX_NODES];       /* sent; its reply has not come yet */
+    redisReply *reply[REDIS_MAX_NODES]; /* the reply; NULL: none came in time */
+    char why[DLOCK_ERRSTR_LEN];         /* the first node that failed, and why */
+} redis_fanout;
+
+/* Sends one command to every node (only given: to the nodes it marks) at
+ * once, and reads the replies side by side as they come, for at most
+ * node_timeout_ms: a node that fails (no connection, an I/O error, an
+ * error reply, no reply in time) costs that node, not the call. Its reply
+ * stays NULL, f->why names the first, and errstr is left as it is. A node
+ * that does not answer in time is dropped: its reply may still come, and
+ * must never be read as the answer to a later command. */
+void redis_fanout_command(dlock *l, redis_fanout *f, const int *only, const char *fmt, ...);
+
+/* Script s on every node (only given: on the nodes it marks) as
+ * redis_fanout_command, by its SHA; the nodes that answer NOSCRIPT get the
+ * whole script (EVAL). fmt as redis_eval's. */
+void redis_fanout_eval(dlock *l, redis_fanout *f, const int *only, const redis_script *s,
+                       const char *fmt, ...);
+
+/* How many nodes answered with a reply of this type. */
+int redis_fanout_count(dlock *l, const redis_fanout *f, int type);
+
+/* How many nodes answered the integer value. */
+int redis_fanout_count_int(dlock *l, const redis_fanout *f, long long value);
+
+/* Frees the replies: the round can be sent again. */
+void redis_fanout_clear(redis_fanout *f);
 
 /* ---- the clock: CLOCK_MONOTONIC, which no wall-clock jump moves ------------- */
 

@@ -16,7 +16,7 @@
 #include "redis.h"
 
 struct dlock {
-    redis_base r; /* first: the plumbing's key, config, connection, errstr, mutex */
+    redis_base r;                   /* first: the plumbing's part, redis.h */
 };
 
 /* PEXPIRE failed after our SETNX, so the key would never expire: delete

@@ -13,7 +13,7 @@
 #include "redis.h"
 
 struct dlock {
-    redis_base r; /* first: the plumbing's key, config, connection, errstr, mutex */
+    redis_base r;                   /* first: the plumbing's part, redis.h */
 };
 
 /* One attempt: OK when we took the lock, BUSY when someone else has it.

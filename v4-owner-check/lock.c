@@ -24,7 +24,7 @@
 #define TOKEN_LEN 64   /* 32 hex digits, ':', a thread id, and room to spare */
 
 struct dlock {
-    redis_base r; /* first: the plumbing's key, config, connection, errstr, mutex */
+    redis_base r;                   /* first: the plumbing's part, redis.h */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
 };
 

@@ -36,7 +36,7 @@
 static const redis_script unlock_script = { UNLOCK_SCRIPT, UNLOCK_SHA };
 
 struct dlock {
-    redis_base r; /* first: the plumbing's key, config, connection, errstr, mutex */
+    redis_base r;                   /* first: the plumbing's part, redis.h */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
 };
 
