@@ -102,7 +102,7 @@ errs "part=1: v4-owner-check's diff is not cut into parts" $M diff to=4 part=1
 errs "part=1 cuts v6-reentrant-watchdog's diff on its base, v5" $M diff from=4 to=6 part=1
 
 # ---- make diff side=1: whole lines, changed regions -----------------------
-set_line='r = command(l, "SET %s %s NX PX %ld", l->key, token, l->cfg.lease_ms);'
+set_line='r = redis_command(l, "SET %s %s NX PX %ld", l->r.key, token, l->r.cfg.lease_ms);'
 says "$set_line" env COLUMNS=40 $M diff from=3 to=4 side=1
 narrow=$(COLUMNS=40 $M diff from=3 to=4 side=1 2>&1 | cksum)
 wide=$(COLUMNS=300 $M diff from=3 to=4 side=1 2>&1 | cksum)
@@ -178,10 +178,10 @@ says "exercise: $EXERCISES/v6-part2/: lock.c (v5-lua-unlock's lock.c with part 1
 grep -q 'part 2, yours: the watchdog' "$EXERCISES/v6-part2/TASK.md" || fail "v6 part 2's TASK.md does not name its part"
 errs "part=2: v6-reentrant-watchdog with part 1 of v9-fair-queue does not compile" $M exercise stage=9 part=2
 # TASK.md never quotes a line of the stage's lock.c that the start lacks.
-printf 'A hint:\n    r = command(l, "GET %%s", l->key);\n' >"$out.task"
+printf 'A hint:\n    r = redis_command(l, "GET %%s", l->r.key);\n' >"$out.task"
 sh tests/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
     fail "tests/task_leaks.sh passes a TASK.md that quotes v4's GET"
-grep -q 'quotes the solution: r = command(l, "GET %s", l->key);' "$out" ||
+grep -q 'quotes the solution: r = redis_command(l, "GET %s", l->r.key);' "$out" ||
     fail "tests/task_leaks.sh does not name the quoted line: $(cat "$out")"
 
 if [ $failed -gt 0 ]; then
