@@ -284,9 +284,7 @@ static int waiting(dlock *l, const redis_fanout *f, struct pollfd *p, int *who)
     for (i = 0; i < base(l)->cfg.nodes; i++) {
         if (!f->pending[i])
             continue;
-        p[n].fd = base(l)->c[i]->fd;
-        p[n].events = POLLIN;
-        p[n].revents = 0;
+        p[n] = (struct pollfd){ base(l)->c[i]->fd, POLLIN, 0 };
         who[n++] = i;
     }
     return n;
@@ -489,11 +487,12 @@ int redis_ready(const dlock *l)
 
 void redis_free(dlock *l)
 {
-    redis_base *b = base(l);
+    redis_base *b;
     int i;
 
     if (l == NULL)
         return;
+    b = base(l);
     for (i = 0; i < REDIS_MAX_NODES; i++)
         redisFree(b->c[i]);
     pthread_mutex_destroy(&b->mu);
@@ -550,18 +549,16 @@ struct timespec redis_deadline_after(long ms)
     struct timespec t;
 
     clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
     t.tv_nsec += (ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
+    t.tv_sec += ms / 1000 + t.tv_nsec / 1000000000;
+    t.tv_nsec %= 1000000000;
     return t;
 }
 
 /* ---- lock.h's calls that are the same in every Redis stage ------------------ */
 
-/* Weak, as are the ones below, while a stage may still define its own. */
+/* Weak, as are the ones below: a stage may define its own (v7 draws
+ * tokens, so it defines dlock_token). */
 __attribute__((weak)) void dlock_config_init(dlock_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));

@@ -16,9 +16,9 @@
  *
  * Every call below takes the stage's handle and reaches the shared part
  * through that first member. dlock_config_init, dlock_errstr and the
- * no-op dlock_failpoint and dlock_token are defined in redis.c; a stage
- * defines dlock_new, dlock_acquire, dlock_release and dlock_free (and
- * dlock_token when it draws tokens). */
+ * no-op dlock_failpoint and dlock_token are defined in redis.c, weak: a
+ * stage defines dlock_new, dlock_acquire, dlock_release and dlock_free,
+ * and its own dlock_token when it draws tokens. */
 #ifndef DLOCK_REDIS_H
 #define DLOCK_REDIS_H
 
