@@ -35,7 +35,7 @@ build() {
     done
     [ -f plumbing/"$kind".c ] && plumb=plumbing/$kind.c
     case $kind in
-        redis) flags="" libs="-lhiredis" ;;
+        redis) flags="-DREDIS_PLUMBING" libs="-lhiredis" ;;
         zookeeper) flags="-DTHREADED" libs="-lzookeeper_mt" ;;
         *) fail "$dir: its server, $kind, is not one this test knows: add its flags here"; return ;;
     esac
