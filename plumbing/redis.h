@@ -5,7 +5,8 @@
  * connection through the provider, with its timeouts and AUTH; dropping it
  * after an I/O error, READONLY, MOVED or ASK, so that the next call asks
  * the provider again; the error string; the config checks; the handle's
- * mutex; the wait loop and its clock; a script sent by its SHA.
+ * mutex; the wait loop and its clock; a script sent by its SHA; one
+ * command to several nodes at once.
  *
  * A Redis stage's struct dlock begins with a redis_base named r:
  *
@@ -15,10 +16,10 @@
  *     };
  *
  * Every call below takes the stage's handle and reaches the shared part
- * through that first member. dlock_config_init, dlock_errstr and the
- * no-op dlock_failpoint and dlock_token are defined in redis.c, weak: a
+ * through that first member. redis.c defines dlock_config_init,
+ * dlock_errstr, and the no-op dlock_token and dlock_failpoint, all weak; a
  * stage defines dlock_new, dlock_acquire, dlock_release and dlock_free,
- * and its own dlock_token when it draws tokens. */
+ * and dlock_token too when it draws tokens. */
 #ifndef DLOCK_REDIS_H
 #define DLOCK_REDIS_H
 
