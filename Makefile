@@ -128,7 +128,8 @@ ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfDat
 SIM_LIB_SRCS := $(call sim_srcs,base history checker servers play report html) \
                 $(wildcard sim/client/resource.c)
 SIM_CLIENT_SRCS := $(wildcard sim/client/*.c sim/history/history.c sim/history/control.c \
-                     sim/servers/observer.c sim/base/util.c sim/base/proc.c)
+                     sim/servers/observer.c sim/base/util.c sim/base/proc.c \
+                     sim/base/stage.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
 # The Check suites: one contract suite compiled per stage, the harness, the
@@ -244,7 +245,7 @@ GRADE_DIR ?= $(BUILD)/grade
 
 define GRADE_RULES
 $(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h $(PLUMBING_HDRS)
-	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -Iplumbing -c $$< -o $$@
+	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(GRADE_DIR)/v$(1) -Iplumbing -c $$< -o $$@
 
 GRADE_OBJS_$(1) := $(GRADE_DIR)/v$(1)/lock.o $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 
@@ -386,16 +387,21 @@ servers-test: check-deps
 # ---- the commands as a user types them (no Redis) -------------------------
 # Bad make variables named as typed; make diff's side by side, regions and
 # parts. Its make commands inherit this one's variables (SANITIZE=1 too).
+# Each stage built apart, from its folder and its kind's plumbing alone.
 .PHONY: cli-test
 cli-test: check-deps
 	@sh tests/cli.sh
+	@sh tests/standalone.sh
 
 # ---- the tree's shape (no Redis) ---------------------------------------
 # The simulator's folders as layers, no file of sim/, tests/ or tools/ over
-# 600 lines, and every relative link of the pages leads somewhere.
+# 600 lines, every relative link of the pages leads somewhere, and each
+# stage's lock.c its lesson, what a kind of server's stages share in
+# plumbing/ (tests/lessons.sh -v prints the figures).
 .PHONY: layout-test
 layout-test:
 	@sh tests/layout.sh $(SIM_LAYERS)
+	@sh tests/lessons.sh
 
 # ---- diff --------------------------------------------------------------
 # The script gets make's variables as they were given, to name them in an

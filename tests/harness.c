@@ -306,6 +306,9 @@ redisContext *harness_connect_node(void *arg, int node, char *errstr, size_t err
     return sim_server_connect(&tcase_node[node], 1000, errstr, errlen);
 }
 
+/* The tcase's nodes, as a Redis stage's provider. */
+static const struct dlock_provider tcase_provider = { harness_connect_node, NULL };
+
 void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
                     long wait_ms)
 {
@@ -314,7 +317,7 @@ void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
         cfg->nodes = harness_nodes(); /* node i at port + i: the whole ensemble */
     else if (s == harness_server() && harness_nodes() > 1) {
         cfg->nodes = harness_nodes();
-        cfg->connect = harness_connect_node;
+        cfg->provider = &tcase_provider;
     }
     cfg->host = "127.0.0.1";
     cfg->port = s->port;

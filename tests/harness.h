@@ -29,6 +29,7 @@
 #include "cluster.h"
 #include "ensemble.h"
 #include "lock.h"
+#include "redis.h" /* a Redis stage's connection provider */
 #include "rundir.h"
 #include "stages.h"
 #include "tcases.h"
@@ -104,8 +105,8 @@ long harness_calls(redisContext *c, const char *command);
 
 /* ---- locks ------------------------------------------------------------------ */
 
-/* A connection provider (dlock_connect_fn, arg unused): node i is the
- * tcase's node i, with a 1 s timeout on connect and on every command. */
+/* A connection (struct dlock_provider's connect, arg unused): node i is
+ * the tcase's node i, with a 1 s timeout on connect and on every command. */
 redisContext *harness_connect_node(void *arg, int node, char *errstr, size_t errlen);
 
 /* A config for the server s with the given lease and wait budget, a

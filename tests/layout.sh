@@ -7,7 +7,8 @@
 #           it, or from sim/ itself (the stage list), never from a
 #           folder after it: the checker cannot reach into the runner,
 #           nor the history into the report. lock.h is the stage's own
-#           header, which the client side is built against.
+#           header, which the client side is built against, and so is a
+#           plumbing header (plumbing/redis.h: a Redis stage's provider).
 #   size    no file in sim/, tests/ or tools/ is over 600 lines.
 #   tools   nothing in sim/ runs a file of tests/: the scripts a user
 #           runs through make are in tools/.
@@ -50,6 +51,7 @@ for layer in $LAYERS; do
             [ -f "sim/$layer/$h" ] && continue
             [ -f "sim/$h" ] && continue
             [ "$h" = lock.h ] && [ "$layer" = client ] && continue
+            [ -f "plumbing/$h" ] && [ "$layer" = client ] && continue
             found=""
             for l in $LAYERS; do
                 [ -f "sim/$l/$h" ] && found=$l

@@ -92,8 +92,7 @@ START_TEST(test_lock_demoted_primary)
     harness_server_start(&old);
     current = &old;
     harness_config(&cfg, &old, LEASE_MS, 0);
-    cfg.connect = connect_current;
-    cfg.connect_arg = &current;
+    cfg.provider = &(struct dlock_provider){ connect_current, &current };
     l = dlock_new("demoted", &cfg);
     ck_assert_msg(l != NULL, "dlock_new returned NULL");
     ck_assert_msg(dlock_acquire(l) == DLOCK_OK, "could not take the lock on the first primary: %s",
@@ -260,8 +259,7 @@ START_TEST(test_lock_pexpire_refused)
     harness_status(harness_redis(), "ACL SETUSER nopexpire on >pw ~* &* +@all -pexpire");
     harness_config(&cfg, harness_server(), LEASE_MS, 0);
     cfg.nodes = 1; /* the provider's user is on node 0 */
-    cfg.connect = connect_no_pexpire;
-    cfg.connect_arg = (void *)harness_server();
+    cfg.provider = &(struct dlock_provider){ connect_no_pexpire, (void *)harness_server() };
     l = dlock_new("refused", &cfg);
     ck_assert_msg(l != NULL, "dlock_new returned NULL");
     rc = dlock_acquire(l);

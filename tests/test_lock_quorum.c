@@ -37,8 +37,7 @@ static dlock *view_lock(view *v, const char *name, long lease_ms, long node_time
     dlock *l;
 
     harness_config(&cfg, harness_server(), lease_ms, 0);
-    cfg.connect = connect_view;
-    cfg.connect_arg = v;
+    cfg.provider = &(struct dlock_provider){ connect_view, v };
     cfg.node_timeout_ms = node_timeout_ms;
     l = dlock_new(name, &cfg);
     ck_assert_msg(l != NULL, "dlock_new returned NULL");

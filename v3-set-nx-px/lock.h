@@ -1,6 +1,7 @@
-/* lock.h: the contract of a Redis lock, the same bytes in every stage.
+/* lock.h: the contract of the lock, the same bytes in every stage.
  *
- * Each stage folder implements this header in its own lock.c. Only the
+ * Each stage folder implements this header in its own lock.c, with what
+ * every stage of its kind of server shares in plumbing/<server>.c. Only the
  * protocol behind it changes from stage to stage; a program written against
  * it (the tests, the simulator's clients) runs unchanged on every stage.
  *
@@ -13,7 +14,6 @@
 #define DLOCK_LOCK_H
 
 #include <stddef.h>
-#include <hiredis/hiredis.h>
 
 /* Results of dlock_acquire and dlock_release. */
 #define DLOCK_OK 0         /* acquired, or released */
@@ -23,12 +23,12 @@
 
 #define DLOCK_ERRSTR_LEN 128 /* room for one line of error text */
 
-/* A connection provider: returns a new connected context to node `node`
- * (0 to the config's nodes - 1) that the lock then owns and frees, or NULL
- * with one line of reason in errstr. The simulator's provider follows a
- * failover to the node's current primary. */
-typedef redisContext *dlock_connect_fn(void *arg, int node, char *errstr,
-                                       size_t errlen);
+/* A connection provider: how the lock reaches node i of its servers.
+ * Each kind of server defines it in its plumbing header: a Redis
+ * provider (plumbing/redis.h) returns a connected redisContext, and the
+ * simulator's follows a failover to the new primary; the ZooKeeper stages
+ * take none. dlock_new copies it. */
+struct dlock_provider;
 
 /* The range of lease_ms, checked by dlock_new in every stage before
  * anything is sent. At the low end a watchdog that renews every lease/3
@@ -51,8 +51,8 @@ typedef struct dlock_config {
     long node_timeout_ms;      /* several nodes: how long a call waits for a
                                 * node's reply before it counts that node as
                                 * failed; far below the lease */
-    dlock_connect_fn *connect; /* NULL: the default provider, host:port below */
-    void *connect_arg;         /* handed to connect as is */
+    const struct dlock_provider *provider; /* NULL: the kind's default
+                                * way, host:port below */
     const char *host;          /* default provider: server address */
     int port;                  /* default provider: server port; node i of
                                 * several at port + i */
@@ -104,8 +104,8 @@ const char *dlock_errstr(const dlock *l);
 /* Closes the connections, stops any thread, frees the handle. NULL is ok. */
 void dlock_free(dlock *l);
 
-/* Fault-injection hook, called at named protocol steps. Each stage defines
- * it as a weak no-op; the simulator links a strong one that acts. */
+/* Fault-injection hook, called at named protocol steps. Every stage comes
+ * with a weak no-op; the simulator links a strong one that acts. */
 void dlock_failpoint(const char *name);
 
 #endif

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lock.h"
+#include "redis.h"
 
 #define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
 #define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
@@ -113,6 +113,7 @@ static const struct script renew_script = { RENEW_SCRIPT, RENEW_SHA };
 struct dlock {
     char *key;                      /* the lock's name, used as the Redis key */
     dlock_config cfg;               /* a copy: the caller's may go away */
+    struct dlock_provider provider; /* a copy of cfg's, or host:port's */
     redisContext *c;                /* NULL until needed, and after an I/O error
                                      * or READONLY */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
@@ -193,7 +194,7 @@ static int ensure_connected(dlock *l)
 
     if (l->c != NULL)
         return DLOCK_OK;
-    l->c = l->cfg.connect(l->cfg.connect_arg, 0, why, sizeof(why));
+    l->c = l->cfg.provider->connect(l->cfg.provider->arg, 0, why, sizeof(why));
     if (l->c == NULL)
         return set_error(l, "%s", why);
     return DLOCK_OK;
@@ -268,7 +269,7 @@ static int check_config(dlock *l, const char *name, const dlock_config *cfg)
     if (cfg->nodes != 1)
         return set_error(l, "nodes is %d: this stage talks to one server; give 1, "
                          "or use v8-redlock for a majority of several", cfg->nodes);
-    if (cfg->connect == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
+    if (cfg->provider == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
         return set_error(l, "default provider needs a host and timeout_ms > 0");
     return DLOCK_OK;
 }
@@ -447,7 +448,7 @@ static redisContext *subscribe(dlock *l)
     if (sub != NULL && subscribe_on(l, sub) == 0)
         return sub;
     redisFree(sub);
-    sub = l->cfg.connect(l->cfg.connect_arg, 0, why, sizeof(why));
+    sub = l->cfg.provider->connect(l->cfg.provider->arg, 0, why, sizeof(why));
     if (sub == NULL) {
         fail(l, "subscribe", why);
         return NULL;
@@ -644,10 +645,9 @@ dlock *dlock_new(const char *name, const dlock_config *cfg)
     if (check_config(l, name, cfg) != DLOCK_OK)
         return l;
     l->cfg = *cfg;
-    if (l->cfg.connect == NULL) {
-        l->cfg.connect = connect_default;
-        l->cfg.connect_arg = &l->cfg;
-    }
+    l->provider = cfg->provider != NULL ? *cfg->provider
+                                        : (struct dlock_provider){ connect_default, &l->cfg };
+    l->cfg.provider = &l->provider;
     if (random_id(l) != DLOCK_OK || name_keys(l, name) != DLOCK_OK)
         return l;
     if (start_watchdog(l) != DLOCK_OK)

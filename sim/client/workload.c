@@ -8,7 +8,9 @@
 #include <time.h>
 
 #include "observer.h"
+#include "redis.h"
 #include "resource.h"
+#include "stage.h"
 #include "workload.h"
 #include "util.h"
 
@@ -341,9 +343,17 @@ static redisContext *connect_lock(void *arg, int node, char *errstr, size_t len)
     return sim_control_connect_via(w->ctl, w->client, node, errstr, len);
 }
 
+/* Whether this client's stage (STAGE, from the build) talks to Redis: a
+ * ZooKeeper stage takes no provider. */
+static int redis_stage(void)
+{
+    return strcmp(sim_stage_get(STAGE)->server, "redis") == 0;
+}
+
 int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                       int client, char *errstr, size_t len)
 {
+    struct dlock_provider provider = { connect_lock, w }; /* dlock_new copies it */
     dlock_config cfg;
 
     memset(w, 0, sizeof(*w));
@@ -361,8 +371,8 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
     cfg.nodes = ctl->nodes;
     if (ctl->node_timeout_ms > 0)
         cfg.node_timeout_ms = ctl->node_timeout_ms;
-    cfg.connect = connect_lock;
-    cfg.connect_arg = w;
+    if (redis_stage())
+        cfg.provider = &provider;
     /* A lock that takes no provider (a ZooKeeper stage) finds its servers
      * here: node i at port + i, through the proxy when the run has one
      * (its routes to the nodes are consecutive ports too). */

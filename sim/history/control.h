@@ -134,7 +134,7 @@ void sim_control_reach(sim_control *ctl, int client, sim_phase phase);
 /* When client first reached phase (CLOCK_MONOTONIC ns), 0 if not yet. */
 int64_t sim_control_reached(const sim_control *ctl, int client, sim_phase phase);
 
-/* A connection provider (a dlock_connect_fn, with arg = the control
+/* A connection for a Redis stage's provider (arg = the control
  * block): a new connection to where node lives now; node 0's primary is
  * asked from the sentinel when there is one. NULL with one line in
  * errstr. */
