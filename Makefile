@@ -1,8 +1,9 @@
 # lockstep: a Redis lock in stages, and a simulator that breaks them.
 #
-#   make test                       every stage, then the simulator's, the servers', the
-#                                   bench's, the commands' and the report's own tests, and the
-#                                   grader's proof
+#   make test [jobs=N]              every stage, the simulator's, the servers', the bench's,
+#                                   the commands' and the report's own tests, and the grader's
+#                                   proof, N suites at a time; a line per suite with its seconds
+#                                   at the end (make test-times prints it again)
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
 #   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
