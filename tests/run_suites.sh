@@ -18,7 +18,8 @@
 # grader's proof reads them (tests/grade_proof.sh taps=DIR). A suite that
 # runs past its limit is stopped (timeout: its whole process group) and
 # fails. At the end: a line per suite, the slowest first, with its
-# seconds and whether it passed, then the wall time and the load average;
+# seconds, when it started (seconds after the first) and whether it
+# passed, then the wall time and the load average;
 # the table stays in DIR/test-logs/times.txt (make test-times prints it).
 # Exit 1 when any suite failed, 130 on Ctrl-C (every suite stopped).
 set -u
@@ -111,7 +112,7 @@ finish() {
     cat "$LOGS/$name.log"
     if [ "$rc" = 0 ]; then word=passed; else word="FAILED (exit $rc)"; failed="$failed $name"; fi
     echo "-- $name: $word in $secs s (log: $LOGS/$name.log)"
-    printf '%-14s %6d  %s\n' "$name" "$secs" "$word" >>"$LOGS/table"
+    printf '%-14s %6d  %+6d s  %s\n' "$name" "$secs" $(( started[$name] - t0 )) "$word" >>"$LOGS/table"
     for r in ${res[$name]}; do busy=${busy/ $r / }; done
     for i in "${!running[@]}"; do
         [ "${running[$i]}" = "$name" ] && unset 'running[i]'
@@ -146,7 +147,8 @@ done
 
 secs=$(( $(date +%s) - t0 ))
 {
-    echo "== where the time went: a line per suite, the slowest first (seconds, jobs=$jobs) =="
+    echo "== where the time went: a line per suite, the slowest first (jobs=$jobs) =="
+    printf '%-14s %6s  %8s  %s\n' suite seconds started result
     sort -k2,2nr "$LOGS/table"
     printf '%s\n' "-- $# suites in $secs s on $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the end"
 } >"$LOGS/times.txt"
