@@ -1,6 +1,6 @@
 #!/bin/sh
-# grade_proof.sh build=DIR jobs=N light=0|1 -- STAGE...: the grader's
-# proof (make course-test, part of make test).
+# grade_proof.sh build=DIR jobs=N light=0|1 [taps=DIR] -- STAGE...: the
+# grader's proof (make course-test, part of make test).
 #
 # For every stage N of sim/stages.def, the grader (tools/grade.sh) must
 #
@@ -23,17 +23,34 @@
 # grading: the full proof runs once, in make test. Exit 1 when anything
 # differs, with a line saying what.
 #
+# taps=DIR (make test): a stage's own lock.c has just run its own suite
+# in this make test, which left Check's TAP log in DIR/vN.tap and
+# DIR/vN.done when it ended (tests/run_suites.sh). Grading it again would
+# run the very same tests on the very same objects: its marks are read
+# from that log instead, by the grader's own reader (tools/grade_tap.awk),
+# and must be full. The first stage alone is graded again whole: the
+# grader's copy, compile, link and run of a lock.c in place of the
+# stage's own must give it full marks, score line and all. Every
+# exercise's start is graded as before, a Redis stage's and a ZooKeeper
+# stage's among them: each must pass every check that does not tell its
+# stage from its base, and fail the others. So a grader that builds,
+# links, runs or reads a lock.c wrongly still fails the proof: an
+# exercise's start then fails other checks than those, or passes some of
+# them, or the first stage loses marks; and a reader that miscounts
+# fails it on the stages' own logs too.
+#
 # Internally, "grade_proof.sh --stage JOB" runs one job: own:N:DIR:BASE,
 # fresh:N:DIR:BASE or robust (see below).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
-build=build jobs=3 light=0 worker=''
+build=build jobs=3 light=0 taps='' worker=''
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
     case "$1" in
     build=*) build=${1#build=} ;;
     jobs=*) jobs=${1#jobs=} ;;
     light=*) light=${1#light=} ;;
+    taps=*) taps=${1#taps=} ;;
     --stage) worker=$2; shift ;;
     *) echo "grade_proof.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -90,6 +107,24 @@ grade_fresh() {
         >"$P/v$n.handout.log" 2>&1 && tar -xzf "$P/handout/v$n.tar.gz" -C "$P/ws" &&
         sh tools/grade.sh "stage=$n" "src=$P/ws/exercises/v$n/lock.c" "build=$build" \
             "into=$P/fresh" -- $stages >"$P/v$n.fresh.log" 2>&1
+}
+
+# A stage's own lock.c, read from its suite's run in this make test
+# (taps=DIR): its checks.txt as a grading of it would write it, once the
+# suite has ended (it may still run when the gradings are done).
+TAP_WAIT=1800
+own_from_tap() {
+    n=${1%%:*}
+    waited=0
+    while [ ! -f "$taps/v$n.done" ] && [ $waited -lt $TAP_WAIT ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    mkdir -p "$P/own/v$n"
+    if [ -f "$taps/v$n.done" ] && [ -s "$taps/v$n.tap" ]; then
+        awk -v stage="$n" -f tools/grade_tap.awk "$taps/v$n.tap" >"$P/own/v$n/checks.txt"
+    fi
+    echo "its suite's log in this make test: $taps/v$n.tap" >"$P/v$n.own.log"
 }
 
 # A stage's results, once its jobs are done: its line of the table in
@@ -197,13 +232,19 @@ robust_all() {
 
 [ -n "$stages" ] || { echo "grade_proof.sh: no stages given: run it as make course-test" >&2; exit 2; }
 robust_stage=${stages%% *}
-case "$worker" in
-'') ;;
-robust) robust_all; exit 0 ;;
-own:*) grade_own "${worker#own:}"; exit 0 ;;
-fresh:*) grade_fresh "${worker#fresh:}"; exit 0 ;;
-*) echo "grade_proof.sh: unknown job '$worker'" >&2; exit 2 ;;
-esac
+# A job's seconds go to P/times, "SECONDS vN KIND" a line, for the table
+# of where the proof's time went.
+if [ -n "$worker" ]; then
+    t=$(date +%s)
+    case "$worker" in
+    robust) robust_all; what="v${robust_stage%%:*} robust" ;;
+    own:*) grade_own "${worker#own:}"; what="v${worker#own:}" what="${what%%:*} own" ;;
+    fresh:*) grade_fresh "${worker#fresh:}"; what="v${worker#fresh:}" what="${what%%:*} fresh" ;;
+    *) echo "grade_proof.sh: unknown job '$worker'" >&2; exit 2 ;;
+    esac
+    echo "$(( $(date +%s) - t )) $what" >>"$P/times"
+    exit 0
+fi
 
 rm -rf "$P"
 mkdir -p "$P/tmp" || exit 2
@@ -243,30 +284,17 @@ start=$(date +%s)
 # handout fails slowly (v8's baseline waits for its run's limit), and the
 # later stages have the most checks.
 jobs_of() {
-    printf '%s\n' "$@" | sort -t: -k1,1nr | awk -F: '$3 != 0 { print "fresh:" $0 } { print "own:" $0 }'
+    printf '%s\n' "$@" | sort -t: -k1,1nr |
+        awk -F: -v taps="$taps" -v first="${stages%% *}" \
+            '$3 != 0 { print "fresh:" $0 } taps == "" || $0 == first { print "own:" $0 }'
 }
 { echo robust; jobs_of $stages; } |
     xargs -P "$jobs" -I{} sh tests/grade_proof.sh "build=$build" --stage {} -- $stages
 for line in $stages; do
+    [ -z "$taps" ] || [ "$line" = "${stages%% *}" ] || own_from_tap "$line"
     judge "$line"
 done
 
-# A stage whose results differ is graded once more, alone: the suites
-# time leases, and a machine busy with other work (or with this proof's
-# other jobs) can make a cell miss its fault. What the first try said is
-# printed all the same; only a stage that differs twice fails.
-again=''
-for line in $stages; do
-    [ -s "$P/v${line%%:*}.errors" ] || continue
-    sed "s/^/course-test: first try, before a retry alone: /" "$P/v${line%%:*}.errors"
-    again="$again $line"
-done
-if [ -n "$again" ]; then
-    jobs_of $again | xargs -P 1 -I{} sh tests/grade_proof.sh "build=$build" --stage {} -- $stages
-    for line in $again; do
-        judge "$line"
-    done
-fi
 for line in $stages; do
     cat "$P/v${line%%:*}.line"
 done
@@ -283,6 +311,8 @@ score=$(sed -n 's/^v4 .*v3.s lock\.c \([0-9]*\)\/\([0-9]*\),.*/\1 \2/p' "$P/v4.l
 [ -z "$score" ] || score=$(echo "$score" | awk '{ printf "score: %d/%d checks (%d failed;", $1, $2, $2 - $1 }')
 [ -z "$score" ] || grep -qF "$score" docs/course.md ||
     echo "docs/course.md's example of make grade stage=4 does not show v4's start's \"$score\"" >>"$P/v4.errors"
+echo "the gradings' seconds, the slowest first: $(sort -nr "$P/times" |
+    awk '{ printf "%s%s %s %d s", (NR > 1 ? ", " : ""), $2, $3, $1 }')"
 cat "$P"/v*.errors "$P/robust.errors" >"$P/errors" 2>/dev/null
 left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 | head -3)
 [ -z "$left" ] || echo "the runs left $left behind in their TMPDIR" >>"$P/errors"

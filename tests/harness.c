@@ -20,6 +20,9 @@ _Static_assert(STAGE_COUNT > 0 && SIM_NODES_MAX >= 1, "a stage talks to one node
 
 static sim_server tcase_node[SIM_NODES_MAX];   /* the unchecked fixture's servers */
 static sim_ensemble tcase_ensemble;            /* ... of a ZooKeeper stage */
+static sim_ensemble suite_ensemble;            /* the one its sharing tcases use */
+static const sim_ensemble *ensemble_now;       /* the running tcase's: one of those */
+static int sharing_left;                       /* sharing tcases not yet torn down */
 static redisContext *test_redis[SIM_NODES_MAX]; /* the checked fixture's connections */
 static int64_t title_ms;           /* when harness_title ran; 0 = no title */
 
@@ -54,6 +57,7 @@ void harness_server_setup(void)
         int rc = sim_ensemble_start(&tcase_ensemble, rundir_path(), harness_nodes(), err, sizeof(err));
 
         ck_assert_msg(rc == 0, "cannot start the ZooKeeper ensemble for the tests: %s", err);
+        ensemble_now = &tcase_ensemble;
         return;
     }
     for (i = 0; i < harness_nodes(); i++)
@@ -65,21 +69,63 @@ void harness_server_teardown(void)
     int i;
 
     sim_ensemble_stop(&tcase_ensemble);
+    ensemble_now = NULL;
     for (i = 0; i < harness_nodes(); i++)
         sim_server_stop(&tcase_node[i]);
+}
+
+/* The suite's ensemble is started by the first sharing tcase that runs
+ * (CK_RUN_CASE may run any one alone), kept for the next, and stopped
+ * after the last, before the tcases of ensembles of their own start
+ * theirs; at exit, the runner's cleanup stops it in any case. */
+static void shared_setup(void)
+{
+    if (suite_ensemble.nodes == 0) {
+        char err[HARNESS_ERRSTR_LEN];
+        int rc = sim_ensemble_start(&suite_ensemble, rundir_path(), harness_nodes(), err,
+                                    sizeof(err));
+
+        if (rc != 0)
+            memset(&suite_ensemble, 0, sizeof(suite_ensemble));
+        ck_assert_msg(rc == 0, "cannot start the ZooKeeper ensemble for the tests: %s", err);
+    }
+    ensemble_now = &suite_ensemble;
+}
+
+static void shared_teardown(void)
+{
+    ensemble_now = NULL;
+    if (--sharing_left == 0) {
+        sim_ensemble_stop(&suite_ensemble);
+        memset(&suite_ensemble, 0, sizeof(suite_ensemble));
+    }
+}
+
+TCase *harness_shared_tcase(Suite *s, const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_unchecked_fixture(tc, shared_setup, shared_teardown);
+    tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    tcase_set_timeout(tc, timeout_s);
+    suite_add_tcase(s, tc);
+    sharing_left++;
+    return tc;
 }
 
 const sim_server *harness_node(int i)
 {
     ck_assert_msg(i >= 0 && i < harness_nodes(), "node %d: the tcase has %d", i, harness_nodes());
-    return STAGE_ZOOKEEPER ? &tcase_ensemble.node[i] : &tcase_node[i];
+    if (STAGE_ZOOKEEPER)
+        return &harness_ensemble()->node[i];
+    return &tcase_node[i];
 }
 
 const sim_ensemble *harness_ensemble(void)
 {
-    ck_assert_msg(STAGE_ZOOKEEPER && tcase_ensemble.nodes > 0,
+    ck_assert_msg(STAGE_ZOOKEEPER && ensemble_now != NULL && ensemble_now->nodes > 0,
                   "this tcase has no ZooKeeper ensemble");
-    return &tcase_ensemble;
+    return ensemble_now;
 }
 
 redisContext *harness_node_redis(int i)

@@ -12,7 +12,8 @@
  *
  * The unchecked pair starts the tcase's servers (in the runner's process):
  * one per independent master the stage talks to, its nodes, or for a
- * ZooKeeper stage an ensemble of that many servers; the checked
+ * ZooKeeper stage an ensemble of that many servers (or the suite's one
+ * ensemble, harness_shared_tcase); the checked
  * pair empties them and opens a connection to each before each test, then
  * prints the test's "... Passed" line. A test that needs a server of its
  * own (to kill it) starts it with harness_server_start.
@@ -57,6 +58,12 @@ void harness_tmpdir_teardown(void);
  * pair starts them (the tests of a tcase share them), the checked pair
  * empties them before each test; Check kills a test after timeout_s. */
 TCase *harness_servers_tcase(Suite *s, const char *name, int timeout_s);
+
+/* The same for a ZooKeeper stage's tcase whose tests kill no server and
+ * move no clock, each naming its locks apart: the suite's tcases made so
+ * share one ensemble (three JVMs take seconds of CPU to start), started
+ * by the first of them and stopped after the last. */
+TCase *harness_shared_tcase(Suite *s, const char *name, int timeout_s);
 
 /* A suite called name of one tcase, called tcase, of n tests that start
  * servers of their own: the tmpdir pair, and the checked fixture's

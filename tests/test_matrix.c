@@ -2,7 +2,8 @@
  *
  * One tcase per scenario of the table in sim/play/scenarios.c: the test plays
  * the scenario against this stage with real servers (redis-servers, or a
- * ZooKeeper ensemble and the stock's redis-server) and client
+ * ZooKeeper ensemble and the stock's redis-server; the cells whose fault
+ * kills no server share one ensemble, as make demo's do) and client
  * processes (build/vN/client, next to this test binary), has the checker
  * judge the history, and asserts the answer key's cell: the anomalies it
  * expects appear, and no others. It also asserts that a scenario's
@@ -29,21 +30,12 @@
 #include "report.h"
 #include "row_claims.h"
 #include "runner.h"
+#include "servers.h"
 #include "suites.h"
 
 #define RUN_TIMEOUT_S 150   /* a run takes seconds; its own limit is shorter */
 #define EVIDENCE_LEN 768
 #define SEED 1
-
-/* Unchecked: the runs' clusters make their temp dirs inside one made by
- * the runner process (harness_tmpdir_setup). */
-static void matrix_setup(void)
-{
-    harness_tmpdir_setup();
-    /* Inherited by each test's process: Ctrl-C kills and reaps its
-     * clients before the harness's cleanup stops the servers. */
-    sim_proc_cleanup_on_signal();
-}
 
 /* The client program of this stage, next to this test binary. */
 static void client_program(char *out, size_t len)
@@ -56,6 +48,38 @@ static void client_program(char *out, size_t len)
     snprintf(out, len, "%s/client", dirname(self));
     ck_assert_msg(access(out, X_OK) == 0,
                   "the stage's client program %s is missing: build it with make", out);
+}
+
+/* The servers that the cells whose fault kills none share, as make
+ * demo's cells do (servers.h: a ZooKeeper ensemble, under the clock
+ * library; nothing for Redis): started once, in the runner's process,
+ * so that each cell's process finds them, and stopped by the runner's
+ * cleanup at exit. Before TMPDIR moves into the tcase's dir, which its
+ * teardown removes. */
+static void share_servers(void)
+{
+    static char shim[PATH_MAX]; /* outlives the shared servers */
+    char program[PATH_MAX], err[512];
+
+    if (shim[0] != '\0')
+        return;
+    client_program(program, sizeof(program));
+    ck_assert_msg(sim_runner_clock_shim(program, shim, err, sizeof(err)) == 0, "%s", err);
+    if (sim_servers_share(sim_stage_get(CAPS.stage), shim, err, sizeof(err)) != 0) {
+        shim[0] = '\0';
+        ck_abort_msg("cannot start the servers the matrix's cells share: %s", err);
+    }
+}
+
+/* Unchecked: the runs' clusters make their temp dirs inside one made by
+ * the runner process (harness_tmpdir_setup). */
+static void matrix_setup(void)
+{
+    share_servers();
+    harness_tmpdir_setup();
+    /* Inherited by each test's process: Ctrl-C kills and reaps its
+     * clients before the harness's cleanup stops the servers. */
+    sim_proc_cleanup_on_signal();
 }
 
 /* The scenario's failpoint fires exactly where the stage has its step

@@ -1,13 +1,14 @@
 /* test_zk: the contract suite of a lock kept by a ZooKeeper ensemble.
  *
- * Every test talks to a real ensemble of three servers that its tcase's
- * fixture starts (harness.h: a JVM takes a second to start, so the tests
- * of a tcase share it), and reads the lock's nodes with a session of its
- * own (zk_tests.h). Expectations come from the stage's row in stages.h, as
+ * Every test talks to a real ensemble of three servers, and reads the
+ * lock's nodes with a session of its own (zk_tests.h). A JVM takes a
+ * second of CPU to start, so the tcases whose tests kill no server and
+ * move no clock share one ensemble (harness_shared_tcase); a tcase whose
+ * tests do gets one of its own, started by its fixture. Expectations come from the stage's row in stages.h, as
  * in tests/test_lock.c: where a stage lacks a capability, the test
  * asserts the flaw it keeps (v10 deletes the holder's node for anyone,
  * and deadlocks on itself). Each test names its locks apart, so the tests
- * of a tcase need not empty the ensemble between them. */
+ * that share an ensemble need not empty it between them. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -282,6 +283,11 @@ END_TEST
 
 TCase *zk_tcase(Suite *s, const char *name)
 {
+    return harness_shared_tcase(s, name, TCASE_TIMEOUT_S);
+}
+
+TCase *zk_own_tcase(Suite *s, const char *name)
+{
     return harness_servers_tcase(s, name, TCASE_TIMEOUT_S);
 }
 
@@ -306,7 +312,11 @@ Suite *zk_suite(void)
     if (!CAPS.token)
         tcase_add_test(basics, test_zk_token_without_fence);
     ADD_TESTS(zk_tcase(s, "session"), session);
-    zk_add_fault_tcases(s);
-    zk_add_queue_tcases(s);
+    /* The shared ensemble's tcases first: it stops after the last of
+     * them, before the others start theirs. */
+    zk_add_fault_tcases(s, 0);
+    zk_add_queue_tcases(s, 0);
+    zk_add_fault_tcases(s, 1);
+    zk_add_queue_tcases(s, 1);
     return s;
 }

@@ -249,15 +249,18 @@ START_TEST(test_zk_bad_config)
 }
 END_TEST
 
-void zk_add_fault_tcases(Suite *s)
+void zk_add_fault_tcases(Suite *s, int own)
 {
     const TTest *load[] = { test_zk_counter_contention, test_zk_shared_handle };
     const TTest *errors[] = { test_zk_no_ensemble, test_zk_bad_config };
     TCase *clock;
 
-    ADD_TESTS(zk_tcase(s, "load"), load);
-    tcase_add_test(zk_tcase(s, "failover"), test_zk_leader_killed_while_held);
-    ADD_TESTS(zk_tcase(s, "errors"), errors);
+    if (!own) {
+        ADD_TESTS(zk_tcase(s, "load"), load);
+        ADD_TESTS(zk_tcase(s, "errors"), errors);
+        return;
+    }
+    tcase_add_test(zk_own_tcase(s, "failover"), test_zk_leader_killed_while_held);
     /* An ensemble of its own, under the clock library. */
     clock = tcase_create("clock");
     /* Its dir goes where the runner removes it, even when the test fails

@@ -207,14 +207,14 @@ START_TEST(test_zk_curator_node_waited_for)
 }
 END_TEST
 
-void zk_add_queue_tcases(Suite *s)
+void zk_add_queue_tcases(Suite *s, int own)
 {
     const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for };
     /* The last kills the leader. */
     const TTest *token[] = { test_zk_token_is_czxid, test_zk_token_across_leader_change };
 
-    if (CAPS.queue)
+    if (CAPS.queue && !own)
         ADD_TESTS(zk_tcase(s, "queue"), queue);
-    if (CAPS.token)
-        ADD_TESTS(zk_tcase(s, "token"), token);
+    if (CAPS.token && own)
+        ADD_TESTS(zk_own_tcase(s, "token"), token);
 }

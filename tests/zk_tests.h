@@ -15,17 +15,23 @@
 #include "lock.h"
 #include "lock_helpers.h" /* take, release_ok */
 
-/* A tcase called name, added to s, on the ensemble of the harness's
- * fixture, with a generous timeout (tests/test_zk.c). */
+/* A tcase called name, added to s, on the suite's shared ensemble
+ * (harness_shared_tcase: its tests kill no server and move no clock),
+ * with a generous timeout (tests/test_zk.c); zk_own_tcase: on an
+ * ensemble of the tcase's own, for tests that kill one of its servers. */
 TCase *zk_tcase(Suite *s, const char *name);
+TCase *zk_own_tcase(Suite *s, const char *name);
 
-/* Adds the tcases of tests/test_zk_faults.c: contention, threads, a
- * leader's death, errors. */
-void zk_add_fault_tcases(Suite *s);
+/* Adds the tcases of tests/test_zk_faults.c: contention, threads and
+ * errors on the shared ensemble (own 0); a leader's death and a clock
+ * jump on ensembles of their own (own 1). */
+void zk_add_fault_tcases(Suite *s, int own);
 
 /* Adds the tcases of tests/test_zk_queue.c, for a stage with a queue or
- * a token: the order of the waiters, a Curator client's node, the czxid. */
-void zk_add_queue_tcases(Suite *s);
+ * a token: the order of the waiters and a Curator client's node on the
+ * shared ensemble (own 0); the czxid, then across a leader's death, on
+ * an ensemble of its own (own 1). */
+void zk_add_queue_tcases(Suite *s, int own);
 
 /* A connected session on the tcase's ensemble; zk_close ends it. */
 zhandle_t *zk_open(void);
