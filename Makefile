@@ -434,3 +434,4 @@ clean:
 	rm -rf build
 
 include sim/sim.mk
+include drivers/drivers.mk

@@ -41,6 +41,7 @@
 #include "checker.h"
 #include "cluster.h"
 #include "html.h"
+#include "libs_cmd.h"
 #include "proc.h"
 #include "report.h"
 #include "runner.h"
@@ -573,6 +574,8 @@ int main(int argc, char **argv)
 {
     options o;
 
+    if (sim_libs_wanted(argc, argv))
+        return sim_libs_main(argc, argv);
     if (parse(&o, argc, argv) != 0)
         return argc < 2 ? usage(stderr, 2) : 2;
     if (o.help)

@@ -1,6 +1,8 @@
 # sim.mk: the simulator's program and its commands (included by the Makefile).
 #
 #   make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]   one run, with its timeline
+#   make sim lib=NAME scenario=S [seed=K] [lease=MS]   the same through a library's driver
+#                                    (drivers/drivers.mk)
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
 #   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report,
 #                                    and as a handout to print, build/report/lockstep.pdf
@@ -42,6 +44,10 @@ sim-program: $(SIM_PROGRAM)
 # Without a stage or a scenario: the usage, with the scenarios as the
 # program lists them.
 sim: check-deps
+ifneq ($(lib),)
+	@$(MAKE) --no-print-directory libs-build
+	@$(SIM_PROGRAM) run 'lib=$(lib)' 'scenario=$(scenario)' $(SIM_OPTS)
+else
 	@test -n "$(stage)" -a -n "$(scenario)" || { \
 	    $(MAKE) --no-print-directory sim-program >/dev/null || exit 2; \
 	    echo "usage: make sim stage=N scenario=S [seed=K] [lease=MS] [sentinel=1] [html=1]"; \
@@ -53,6 +59,7 @@ sim: check-deps
 	@$(MAKE) --no-print-directory sim-build-stage stage=$(stage)
 	@$(SIM_PROGRAM) run 'stage=$(stage)' 'scenario=$(scenario)' $(SIM_OPTS) \
 	    $(if $(filter 1,$(html)),'html=$(BUILD)/runs')
+endif
 
 demo: check-deps
 	@$(call build_note,$(SIM_PROGRAM) $(SIM_CLIENTS),the simulator and every stage's client,a minute)

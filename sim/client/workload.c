@@ -344,10 +344,11 @@ static redisContext *connect_lock(void *arg, int node, char *errstr, size_t len)
 }
 
 /* Whether this client's stage (STAGE, from the build) talks to Redis: a
- * ZooKeeper stage takes no provider. */
+ * ZooKeeper stage takes no provider, nor does a library's driver
+ * (STAGE 0, drivers/lock.c), which gets host and port. */
 static int redis_stage(void)
 {
-    return strcmp(sim_stage_get(STAGE)->server, "redis") == 0;
+    return sim_stage_get(STAGE) != NULL && strcmp(sim_stage_get(STAGE)->server, "redis") == 0;
 }
 
 int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,

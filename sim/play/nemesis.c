@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nemesis.h"
 #include "util.h"
@@ -13,6 +14,14 @@ static void record(sim_nemesis *n, int client, sim_event_type type,
                    long long value, const char *detail)
 {
     sim_history_add(n->h, client, 0, type, value, detail);
+}
+
+/* A client that leads its own process group (a library's client, whose
+ * driver runs beside it: drivers/lock.c) is signalled with its group, so
+ * a pause or a crash hits the library's process too. */
+static void signal_client(pid_t pid, int sig)
+{
+    kill(getpgid(pid) == pid ? -pid : pid, sig);
 }
 
 void sim_nemesis_init(sim_nemesis *n, sim_servers *srv, sim_control *ctl,
@@ -32,7 +41,7 @@ void sim_nemesis_pause(sim_nemesis *n, int client, long ms)
     if (n->pids[client] <= 0)
         return;
     record(n, client, SIM_EV_PAUSE_BEGIN, ms, "SIGSTOP");
-    kill(n->pids[client], SIGSTOP);
+    signal_client(n->pids[client], SIGSTOP);
     n->self_stop[client] = 0;
     n->resume_ns[client] = sim_now_ns() + (int64_t)ms * 1000000;
 }
@@ -42,7 +51,7 @@ void sim_nemesis_crash(sim_nemesis *n, int client)
     if (n->pids[client] <= 0)
         return;
     record(n, client, SIM_EV_CRASH, 0, "SIGKILL");
-    kill(n->pids[client], SIGKILL);
+    signal_client(n->pids[client], SIGKILL);
 }
 
 void sim_nemesis_stopped(sim_nemesis *n, int client)
@@ -116,7 +125,7 @@ void sim_nemesis_tick(sim_nemesis *n)
         if (n->self_stop[i])
             atomic_store(&n->ctl->client[i].stop_ms, 0);
         if (n->pids[i] > 0)
-            kill(n->pids[i], SIGCONT);
+            signal_client(n->pids[i], SIGCONT);
         record(n, i, SIM_EV_PAUSE_END, 0, n->self_stop[i] ? "failpoint" : "SIGCONT");
     }
 }

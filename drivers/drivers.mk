@@ -1,0 +1,49 @@
+# drivers.mk: the libraries' drivers (docs/drivers.md), included by the Makefile.
+#
+#   make sim lib=NAME scenario=S [seed=K] [lease=MS]   one cell of a library
+#   make libs [jobs=N] [lease=MS]     every library's row beside its stage
+#   make libs-build                   the driver client and a script per library
+#   make libs-test                    the rows asserted against their answer key
+#
+# build/drivers/client is the simulator's client linked with
+# drivers/lock.c, the lock that talks to a driver over a pipe; each
+# drivers/<name>/driver.conf gets build/lib-<name>/client, a script that
+# runs it for that library. A new folder with a driver.conf is a new
+# library: nothing here names one.
+
+DRIVER_LIBS := $(patsubst drivers/%/driver.conf,%,$(wildcard drivers/*/driver.conf))
+DRIVER_CLIENT := $(BUILD)/drivers/client
+DRIVER_SCRIPTS := $(DRIVER_LIBS:%=$(BUILD)/lib-%/client)
+DRIVER_CLIENT_OBJS := $(BUILD)/drivers/lock.o $(SIM_CLIENT_SRCS:sim/%.c=$(BUILD)/drivers/sim/%.o)
+
+# Any stage's lock.h: it is the same in every one.
+$(BUILD)/drivers/lock.o: drivers/lock.c v1-setnx/lock.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Iv1-setnx -c $< -o $@
+
+$(BUILD)/drivers/sim/%.o: sim/%.c $(SIM_HDRS) v1-setnx/lock.h $(PLUMBING_HDRS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DSTAGE=0 -Iv1-setnx -Iplumbing $(SIM_INC) -c $< -o $@
+
+$(DRIVER_CLIENT): $(DRIVER_CLIENT_OBJS) | $(SIM_SHIM)
+	@$(say) "build  the drivers' client, $@"
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# exec keeps the pid the simulator started: its pause and its kill reach
+# the client, and through its process group the driver.
+$(BUILD)/lib-%/client: drivers/%/driver.conf $(DRIVER_CLIENT)
+	@mkdir -p $(@D)
+	@printf '#!/bin/sh\nLOCKSTEP_DRIVER_DIR=%s exec %s "$$@"\n' '$(CURDIR)/drivers/$*' \
+	    '$(CURDIR)/$(DRIVER_CLIENT)' >$@ && chmod +x $@
+
+# The simulator finds the drivers in this tree, and has the commands.
+$(BUILD)/sim/play/libs.o: CFLAGS += -DSIM_DRIVERS_DIR='"$(CURDIR)/drivers"'
+$(SIM_PROGRAM): $(BUILD)/sim/libs_cmd.o
+
+.PHONY: libs libs-build
+libs-build: $(SIM_PROGRAM) $(DRIVER_SCRIPTS)
+	@:
+
+libs: check-deps
+	@$(MAKE) --no-print-directory libs-build
+	@$(SIM_PROGRAM) libs $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
