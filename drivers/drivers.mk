@@ -47,3 +47,11 @@ libs-build: $(SIM_PROGRAM) $(DRIVER_SCRIPTS)
 libs: check-deps
 	@$(MAKE) --no-print-directory libs-build
 	@$(SIM_PROGRAM) libs $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
+
+# make libs-test: every installed library's row against its answer key
+# (driver.conf); a library whose package is missing is one line, skipped.
+.PHONY: libs-test
+libs-test: check-deps
+	@$(MAKE) --no-print-directory libs-build
+	@echo "== the libraries: each row beside its stage, against its answer key =="
+	@$(SIM_PROGRAM) libs $(if $(jobs),'jobs=$(jobs)')

@@ -151,9 +151,7 @@ int sim_lib_installed(const sim_lib *lib)
     return system(cmd) == 0;
 }
 
-/* build/lib-<name>/client, next to our own folder build/sim (or the
- * tests' build/tests): the script make writes for each driver. */
-static int lib_program(const sim_lib *lib, char *out, size_t len, char *errstr, size_t elen)
+int sim_lib_program(const sim_lib *lib, char *out, size_t len, char *errstr, size_t elen)
 {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -173,10 +171,11 @@ int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config
     char program[PATH_MAX];
     sim_run_config cfg = *base;
 
-    if (lib_program(lib, program, sizeof(program), errstr, len) != 0)
+    if (sim_lib_program(lib, program, sizeof(program), errstr, len) != 0)
         return -1;
     cfg.stage = lib->beside;
     cfg.client_program = program;
+    cfg.proxy = 1;
     if (sim_runner_play(s, &cfg, run, errstr, len) != 0)
         return -1;
     run->cfg.client_program = NULL; /* our buffer, gone on return */

@@ -59,6 +59,10 @@ const char *sim_lib_key(const sim_lib *lib, const sim_scenario *s, const char **
 /* Whether its package is installed: its check command exits 0. */
 int sim_lib_installed(const sim_lib *lib);
 
+/* build/lib-<name>/client, next to our own folder (build/sim): the
+ * script make writes for each driver. 0, or -1 with errstr. */
+int sim_lib_program(const sim_lib *lib, char *out, size_t len, char *errstr, size_t elen);
+
 /* Plays s through lib's driver, on the servers of the stage it stands
  * beside; as sim_runner_play. The run's stage reads as the library's name. */
 int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config *base,

@@ -203,7 +203,7 @@ static unsigned all_nodes(const runner *r)
  * has one. */
 static int needs_proxy(const runner *r)
 {
-    return r->s->fault.kind == SIM_FAULT_PARTITION ||
+    return r->cfg->proxy || r->s->fault.kind == SIM_FAULT_PARTITION ||
            nodes_apart(r, SIM_FAULT_CLOCK_JUMP) > 0;
 }
 

@@ -29,6 +29,10 @@ typedef struct sim_run_config {
     long lease_ms;              /* L */
     unsigned seed;              /* varies the crowd's hold times */
     int sentinel;               /* failover by a real redis-sentinel */
+    int proxy;                  /* every run through the proxy: a library's
+                                 * driver is given one address per node, which
+                                 * the proxy keeps pointing at the node where it
+                                 * lives now (a failover, a restart) */
 } sim_run_config;
 
 /* What a run leaves: its history, sorted by time. */
