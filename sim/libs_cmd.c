@@ -88,7 +88,6 @@ static sim_run_config config(const args *a)
     memset(&cfg, 0, sizeof(cfg));
     cfg.lease_ms = a->lease_ms;
     cfg.seed = (unsigned)a->seed;
-    cfg.proxy = 1; /* a driver has one address per node: the proxy follows the node */
     return cfg;
 }
 
@@ -97,7 +96,7 @@ static int run_one(const args *a)
 {
     const sim_lib *lib = find(a->lib);
     const sim_scenario *s = a->scenario != NULL ? sim_scenario_find(a->scenario) : NULL;
-    sim_run_config cfg = config(a);
+    sim_run_config cfg;
     const char *why, *key;
     char err[512], got[64];
     sim_run run;
@@ -108,6 +107,7 @@ static int run_one(const args *a)
             fprintf(stderr, "sim: run lib=%s needs scenario=S (sim list --names)\n", lib->name);
         return 2;
     }
+    cfg = sim_lib_config(lib, config(a));
     key = sim_lib_key(lib, s, &why);
     if (strcmp(key, SIM_LIB_NA) == 0) {
         printf("%s / %s: n/a: %s\n", lib->name, s->name, why);
@@ -137,32 +137,20 @@ static int run_one(const args *a)
 static sim_cell cells[CELLS_MAX];
 static const sim_lib *cell_lib[CELLS_MAX];
 static sim_run runs[CELLS_MAX];
-static char programs[SIM_LIBS_MAX][512];
+static char programs[SIM_LIBS_MAX][4096];
 
-/* The cells of the installed libraries that a scenario reaches; a
- * library that is not installed is said in one line and left out. */
-static size_t gather(const args *a)
+/* lib's cells that a scenario reaches, after the n already there. */
+static size_t gather(const sim_lib *lib, size_t n)
 {
-    size_t n = 0;
     const char *why;
 
-    for (int i = 0; i < nlibs; i++) {
-        if (a->lib != NULL && strcmp(a->lib, libs[i].name) != 0)
-            continue;
-        if (!sim_lib_installed(&libs[i])) {
-            printf("%s: skipped: %s is not installed (make deps libs=1)\n", libs[i].name,
-                   libs[i].package);
-            continue;
-        }
-        snprintf(programs[i], sizeof(programs[i]), "%s", libs[i].dir);
-        for (size_t k = 0; k < sim_scenario_count(); k++) {
-            const sim_scenario *s = sim_scenario_at(k);
+    for (size_t k = 0; k < sim_scenario_count(); k++) {
+        const sim_scenario *s = sim_scenario_at(k);
 
-            if (strcmp(sim_lib_key(&libs[i], s, &why), SIM_LIB_NA) == 0)
-                continue;
-            cell_lib[n] = &libs[i];
-            cells[n++] = (sim_cell){ s, libs[i].beside, NULL };
-        }
+        if (strcmp(sim_lib_key(lib, s, &why), SIM_LIB_NA) == 0)
+            continue;
+        cell_lib[n] = lib;
+        cells[n++] = (sim_cell){ s, lib->beside, programs[lib - libs] };
     }
     return n;
 }
@@ -200,41 +188,59 @@ static int print_row(const sim_lib *lib, size_t n)
     return wrong;
 }
 
+/* One library's cells, at once (jobs at a time), after the n played. */
+static int play_lib(const args *a, const sim_lib *lib, size_t *n)
+{
+    sim_run_config cfg = sim_lib_config(lib, config(a));
+    size_t from = *n;
+    char err[512];
+
+    if (sim_lib_program(lib, programs[lib - libs], sizeof(programs[0]), err, sizeof(err)) != 0) {
+        fprintf(stderr, "sim: %s\n", err);
+        return -1;
+    }
+    *n = gather(lib, from);
+    if (sim_runner_play_cells(cells + from, *n - from, &cfg, (int)a->jobs, NULL, NULL,
+                              runs + from, err, sizeof(err)) != 0) {
+        fprintf(stderr, "sim: %s: %s\n", lib->name, err);
+        *n = from;
+        return -1;
+    }
+    for (size_t i = from; i < *n; i++)
+        snprintf(runs[i].info.stage, sizeof(runs[i].info.stage), "%.*s",
+                 (int)sizeof(runs[i].info.stage) - 1, lib->name);
+    return 0;
+}
+
 static int play_rows(const args *a)
 {
-    sim_run_config cfg = config(a);
-    char err[512];
-    size_t n = gather(a);
-    int wrong = 0;
+    size_t n = 0;
+    int wrong = 0, broken = 0;
     int64_t t0 = sim_now_ns();
 
-    for (size_t i = 0; i < n; i++) {
-        char self[512];
-
-        if (sim_lib_program(cell_lib[i], self, sizeof(self), err, sizeof(err)) != 0) {
-            fprintf(stderr, "sim: %s\n", err);
-            return 2;
+    for (int i = 0; i < nlibs && !broken; i++) {
+        if (a->lib != NULL && strcmp(a->lib, libs[i].name) != 0)
+            continue;
+        if (!sim_lib_installed(&libs[i])) {
+            printf("%s: skipped: %s is not installed (make deps libs=1)\n", libs[i].name,
+                   libs[i].package);
+            continue;
         }
-        snprintf(programs[cell_lib[i] - libs], sizeof(programs[0]), "%s", self);
-        cells[i].program = programs[cell_lib[i] - libs];
-    }
-    if (n > 0 && sim_runner_play_cells(cells, n, &cfg, (int)a->jobs, NULL, NULL, runs,
-                                       err, sizeof(err)) != 0) {
-        fprintf(stderr, "sim: %s\n", err);
-        return 1;
-    }
-    for (size_t i = 0; i < n; i++)
-        snprintf(runs[i].info.stage, sizeof(runs[i].info.stage), "%s", cell_lib[i]->name);
-    for (int i = 0; i < nlibs; i++) {
-        int played = 0;
+        size_t from = n;
+        int64_t t = sim_now_ns();
 
-        for (size_t k = 0; k < n; k++)
-            played |= cell_lib[k] == &libs[i];
-        if (played)
+        broken = play_lib(a, &libs[i], &n) != 0;
+        if (!broken) {
             wrong += print_row(&libs[i], n);
+            printf("%zu cells of %s played in %.1f s, at a lease of %ld ms\n", n - from,
+                   libs[i].name, (double)(sim_now_ns() - t) / 1e9,
+                   sim_lib_config(&libs[i], config(a)).lease_ms);
+        }
     }
     for (size_t i = 0; i < n; i++)
         sim_runner_free(&runs[i]);
+    if (broken)
+        return 1;
     printf("\n%zu cells played in %.1f s; %s\n", n, (double)(sim_now_ns() - t0) / 1e9,
            wrong == 0 ? "every cell matches its library's answer key"
                       : "cells differ from their library's answer key (above)");

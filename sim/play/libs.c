@@ -68,6 +68,8 @@ static int parse_line(sim_lib *lib, char *line)
         lib->beside = atoi(value);
     else if (strcmp(line, "package") == 0)
         snprintf(lib->package, sizeof(lib->package), "%s", value);
+    else if (strcmp(line, "lease") == 0)
+        lib->lease_ms = atol(value);
     else if (strcmp(line, "check") == 0)
         snprintf(lib->check, sizeof(lib->check), "%s", value);
     else if (strcmp(line, "cell") == 0)
@@ -129,8 +131,26 @@ int sim_libs_load(sim_lib *libs, char *errstr, size_t len)
     return n;
 }
 
+/* The failpoint a scenario arms, or NULL. */
+static const char *armed(const sim_scenario *s)
+{
+    for (const sim_actor *a = s->actors; a->name != 0; a++)
+        if (a->failpoint != NULL)
+            return a->failpoint;
+    return NULL;
+}
+
 const char *sim_lib_key(const sim_lib *lib, const sim_scenario *s, const char **why)
 {
+    static char na[256];
+    const char *fp = armed(s);
+
+    if (fp != NULL) {
+        snprintf(na, sizeof(na), "its failpoint, %.*s, is a step of a stage's own lock.c: "
+                 "the simulator has no hook inside a library", (int)strcspn(fp, "="), fp);
+        *why = na;
+        return SIM_LIB_NA;
+    }
     for (int i = 0; i < lib->ncells; i++) {
         if (strcmp(lib->cells[i].scenario, s->name) == 0) {
             *why = lib->cells[i].why;
@@ -165,6 +185,14 @@ int sim_lib_program(const sim_lib *lib, char *out, size_t len, char *errstr, siz
     return 0;
 }
 
+sim_run_config sim_lib_config(const sim_lib *lib, sim_run_config base)
+{
+    base.proxy = 1;
+    if (base.lease_ms < lib->lease_ms)
+        base.lease_ms = lib->lease_ms;
+    return base;
+}
+
 int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config *base,
                  sim_run *run, char *errstr, size_t len)
 {
@@ -175,7 +203,6 @@ int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config
         return -1;
     cfg.stage = lib->beside;
     cfg.client_program = program;
-    cfg.proxy = 1;
     if (sim_runner_play(s, &cfg, run, errstr, len) != 0)
         return -1;
     run->cfg.client_program = NULL; /* our buffer, gone on return */

@@ -11,10 +11,14 @@
  *                                        default cells
  *   package: python3-redis               what make deps libs=1 installs
  *   check: /usr/bin/python3 -c "import redis"   exit 0 when installed
+ *   lease: 1200                          the least lease (L) its cells are
+ *                                        played with, and why, in a comment
  *   cell: gc-pause | ME | sentence       a cell that differs from the
  *                                        stage's, and why in one sentence;
  *                                        "n/a" for a scenario that cannot
- *                                        reach the library (not played)
+ *                                        reach the library (not played);
+ *                                        a scenario that arms a failpoint
+ *                                        is n/a for every library
  *
  * Nothing in the simulator names a library: a new folder is a new
  * column. The folders are read from LOCKSTEP_DRIVERS when it is set, else
@@ -44,6 +48,7 @@ typedef struct sim_lib {
     char package[128];
     char check[256];
     int beside;            /* a stage's number */
+    long lease_ms;         /* the least L it is played with; 0: any */
     sim_lib_cell cells[SIM_LIB_CELLS];
     int ncells;
 } sim_lib;
@@ -52,8 +57,10 @@ typedef struct sim_lib {
  * (SIM_LIBS_MAX). How many, or -1 with errstr (a line it cannot read). */
 int sim_libs_load(sim_lib *libs, char *errstr, size_t len);
 
-/* lib's cell for s: its own line's key when it has one (*why its
- * sentence), else the stage's (*why ""). */
+/* lib's cell for s: "n/a" when s arms a failpoint (a step of a stage's
+ * own lock.c, which no library has), with *why saying so; else its own
+ * line's key when it has one (*why its sentence), else the stage's
+ * (*why ""). */
 const char *sim_lib_key(const sim_lib *lib, const sim_scenario *s, const char **why);
 
 /* Whether its package is installed: its check command exits 0. */
@@ -63,9 +70,14 @@ int sim_lib_installed(const sim_lib *lib);
  * script make writes for each driver. 0, or -1 with errstr. */
 int sim_lib_program(const sim_lib *lib, char *out, size_t len, char *errstr, size_t elen);
 
+/* base as lib is played: through the proxy (a driver is given one
+ * address per node, which the proxy keeps pointing at the node where it
+ * lives now, after a failover or a restart), at its least lease. */
+sim_run_config sim_lib_config(const sim_lib *lib, sim_run_config base);
+
 /* Plays s through lib's driver, on the servers of the stage it stands
- * beside; as sim_runner_play. The run's stage reads as the library's name. */
-int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config *base,
+ * beside (cfg from sim_lib_config); as sim_runner_play. The run's stage reads as the library's name. */
+int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config *cfg,
                  sim_run *run, char *errstr, size_t len);
 
 #endif

@@ -26,7 +26,6 @@
 #define DUMP_TRIES 10     /* a leader's dump is torn at times (zk_dump.h) */
 #define PATH_LEN (SIM_LOCK_NAME_LEN + 64)
 #define HOSTS_LEN (SIM_NODES_MAX * 24)
-#define SEQ_MARK "lock-"  /* v11's children end in lock-<10 digits> */
 #define SEQ_DIGITS 10     /* a sequential node's counter, zero-padded */
 #define PENDING_MAX 64    /* holders' ends seen and not named yet */
 
@@ -173,18 +172,19 @@ static int session_open(obs *o, int64_t session)
 /* ---- reading the lock ------------------------------------------------------------ */
 
 /* The sequence number of a child: ZooKeeper appends it to the name the
- * client gave, "...lock-", as ten digits, so it is the name's last ten
- * characters; -1 when they are not (not a lock's child). */
+ * client gave (v11's "...lock-", kazoo's "<id>__lock__"), as ten digits,
+ * so it is the name's last ten characters; -1 when they are not (not a
+ * lock's child). Any library's queue is read so, whatever it names its
+ * nodes. */
 static long long sequence(const char *name)
 {
-    size_t len = strlen(name), mark = strlen(SEQ_MARK);
+    size_t len = strlen(name);
     const char *digits;
 
-    if (len < mark + SEQ_DIGITS)
+    if (len <= SEQ_DIGITS)
         return -1;
     digits = name + len - SEQ_DIGITS;
-    if (strncmp(digits - mark, SEQ_MARK, mark) != 0 ||
-        strspn(digits, "0123456789") != SEQ_DIGITS)
+    if (strspn(digits, "0123456789") != SEQ_DIGITS)
         return -1;
     return strtoll(digits, NULL, 10);
 }
