@@ -31,10 +31,16 @@ $(DRIVER_CLIENT): $(DRIVER_CLIENT_OBJS) | $(SIM_SHIM)
 
 # exec keeps the pid the simulator started: its pause and its kill reach
 # the client, and through its process group the driver.
-$(BUILD)/lib-%/client: drivers/%/driver.conf $(DRIVER_CLIENT)
+# A driver.conf's build: line (a compiler's) runs first, in the driver's
+# folder, with LOCKSTEP_DRIVER_BUILD naming build/lib-<name>, where its
+# output goes and where its run: line finds it.
+$(BUILD)/lib-%/client: drivers/%/driver.conf $(wildcard drivers/*/*) $(DRIVER_CLIENT)
 	@mkdir -p $(@D)
-	@printf '#!/bin/sh\nLOCKSTEP_DRIVER_DIR=%s exec %s "$$@"\n' '$(CURDIR)/drivers/$*' \
-	    '$(CURDIR)/$(DRIVER_CLIENT)' >$@ && chmod +x $@
+	@cmd=$$(sed -n 's/^build: *//p' $<); if [ -n "$$cmd" ]; then \
+	    $(say) "build  the $* driver: $$cmd"; \
+	    (cd drivers/$* && LOCKSTEP_DRIVER_BUILD='$(CURDIR)/$(@D)' sh -c "$$cmd") || exit 1; fi
+	@printf '#!/bin/sh\nLOCKSTEP_DRIVER_DIR=%s LOCKSTEP_DRIVER_BUILD=%s exec %s "$$@"\n' \
+	    '$(CURDIR)/drivers/$*' '$(CURDIR)/$(@D)' '$(CURDIR)/$(DRIVER_CLIENT)' >$@ && chmod +x $@
 
 # The simulator finds the drivers in this tree, and has the commands.
 $(BUILD)/sim/play/libs.o: CFLAGS += -DSIM_DRIVERS_DIR='"$(CURDIR)/drivers"'

@@ -174,6 +174,8 @@ static int print_row(const sim_lib *lib, size_t n)
                 continue;
             sim_check_run(&runs[i].info, runs[i].ev, runs[i].n, &v);
             sim_anomaly_format(v.anomalies, got, sizeof(got));
+            if (strcmp(got, key) != 0 && getenv("LOCKSTEP_LIBS_TELL") != NULL)
+                sim_report_run(stdout, &runs[i].info, runs[i].ev, runs[i].n, runs[i].t0_ns, &v);
             sim_verdict_free(&v);
         }
         printf("%-18s %-10s %-10s", s->name, sim_scenario_key(s, lib->beside), got);
@@ -207,8 +209,7 @@ static int play_lib(const args *a, const sim_lib *lib, size_t *n)
         return -1;
     }
     for (size_t i = from; i < *n; i++)
-        snprintf(runs[i].info.stage, sizeof(runs[i].info.stage), "%.*s",
-                 (int)sizeof(runs[i].info.stage) - 1, lib->name);
+        sim_lib_settle(lib, &runs[i]);
     return 0;
 }
 

@@ -72,6 +72,8 @@ static int parse_line(sim_lib *lib, char *line)
         lib->lease_ms = atol(value);
     else if (strcmp(line, "check") == 0)
         snprintf(lib->check, sizeof(lib->check), "%s", value);
+    else if (strcmp(line, "build") == 0)
+        return 0; /* make's (drivers/drivers.mk) */
     else if (strcmp(line, "cell") == 0)
         return parse_cell(lib, value);
     else
@@ -193,6 +195,20 @@ sim_run_config sim_lib_config(const sim_lib *lib, sim_run_config base)
     return base;
 }
 
+void sim_lib_settle(const sim_lib *lib, sim_run *run)
+{
+    snprintf(run->info.stage, sizeof(run->info.stage), "%.*s",
+             (int)sizeof(run->info.stage) - 1, lib->name);
+    run->cfg.client_program = NULL; /* the caller's buffer */
+    for (size_t i = 0; i < run->n; i++) {
+        if (run->ev[i].type == SIM_EV_ACQUIRE_INVOKE || run->ev[i].type == SIM_EV_RELEASE_INVOKE) {
+            if (run->ev[i].t_ns > run->t0_ns)
+                run->t0_ns = run->ev[i].t_ns;
+            break;
+        }
+    }
+}
+
 int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config *base,
                  sim_run *run, char *errstr, size_t len)
 {
@@ -205,7 +221,6 @@ int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config
     cfg.client_program = program;
     if (sim_runner_play(s, &cfg, run, errstr, len) != 0)
         return -1;
-    run->cfg.client_program = NULL; /* our buffer, gone on return */
-    snprintf(run->info.stage, sizeof(run->info.stage), "%s", lib->name);
+    sim_lib_settle(lib, run);
     return 0;
 }

@@ -75,6 +75,11 @@ int sim_lib_program(const sim_lib *lib, char *out, size_t len, char *errstr, siz
  * lives now, after a failover or a restart), at its least lease. */
 sim_run_config sim_lib_config(const sim_lib *lib, sim_run_config base);
 
+/* A run of lib's, played: it reads as the library's, and its timeline
+ * starts at its first call of the lock, not at its clients' start (a
+ * JVM takes seconds to start). */
+void sim_lib_settle(const sim_lib *lib, sim_run *run);
+
 /* Plays s through lib's driver, on the servers of the stage it stands
  * beside (cfg from sim_lib_config); as sim_runner_play. The run's stage reads as the library's name. */
 int sim_lib_play(const sim_lib *lib, const sim_scenario *s, const sim_run_config *cfg,
