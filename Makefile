@@ -164,7 +164,7 @@ check-deps:
 	@tools/deps.sh ensure
 
 deps:
-	@tools/deps.sh install
+	@tools/deps.sh install $(if $(filter 1,$(libs)),libs)
 
 # ---- stages ------------------------------------------------------------
 # A stage's plumbing: what every stage of one kind of server shares (the
@@ -331,11 +331,11 @@ $(BUILD)/sim/servers/ensemble.o: Makefile
 zk_tag = $(if $(filter zookeeper,$(call stage_server,$(1))),:zk)
 TEST_SUITES := course-test report-test:zk,report \
                $(foreach n,$(filter-out 1,$(shell printf '%s\n' $(STAGES) | sort -nr)),v$(n)$(call zk_tag,$(n))) \
-               servers-test:zk bench-test:zk cli-test:report v1 sim-test \
+               servers-test:zk bench-test:zk cli-test:report libs-test:zk v1 sim-test \
                $(if $(filter 1,$(SANITIZE)),,layout-test)
 TEST_BUILD := $(foreach n,$(STAGES),$(BUILD)/v$(n)/tests) $(BUILD)/test_sim $(BUILD)/test_servers \
               $(BUILD)/site_test $(BUILD)/grade_key bench-build $(BUILD)/bench/test_bench sim-build \
-              $(foreach n,$(STAGES),grade-prereqs-v$(n))
+              $(foreach n,$(STAGES),grade-prereqs-v$(n)) libs-build
 
 .PHONY: test-build test-times
 test: check-deps

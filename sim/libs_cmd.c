@@ -138,6 +138,8 @@ static sim_cell cells[CELLS_MAX];
 static const sim_lib *cell_lib[CELLS_MAX];
 static sim_run runs[CELLS_MAX];
 static char programs[SIM_LIBS_MAX][4096];
+static char got[SIM_LIBS_MAX][16][32]; /* each library's cell of each scenario */
+static int played[SIM_LIBS_MAX];
 
 /* lib's cells that a scenario reaches, after the n already there. */
 static size_t gather(const sim_lib *lib, size_t n)
@@ -155,39 +157,121 @@ static size_t gather(const sim_lib *lib, size_t n)
     return n;
 }
 
-/* One library's row beside its stage's, a line per scenario: the stage's
- * key, the library's run, and the sentence where they differ. */
-static int print_row(const sim_lib *lib, size_t n)
+/* What lib's cell for s showed, into got[lib][s]: its run's marks, or
+ * n/a. With LOCKSTEP_LIBS_TELL set, a cell that differs from its key is
+ * told whole, as make sim tells a run. How many differ. */
+static int judge(const sim_lib *lib, size_t n)
 {
-    int wrong = 0;
+    int wrong = 0, l = (int)(lib - libs);
 
-    printf("\n%s beside %s\n%-18s %-10s %-10s\n", lib->name, sim_stage_name(lib->beside),
-           "scenario", "stage", lib->name);
     for (size_t k = 0; k < sim_scenario_count(); k++) {
         const sim_scenario *s = sim_scenario_at(k);
         const char *why, *key = sim_lib_key(lib, s, &why);
-        char got[64] = SIM_LIB_NA;
         sim_verdict v;
 
+        snprintf(got[l][k], sizeof(got[l][k]), "%s", SIM_LIB_NA);
         for (size_t i = 0; i < n; i++) {
             if (cell_lib[i] != lib || cells[i].s != s)
                 continue;
             sim_check_run(&runs[i].info, runs[i].ev, runs[i].n, &v);
-            sim_anomaly_format(v.anomalies, got, sizeof(got));
-            if (strcmp(got, key) != 0 && getenv("LOCKSTEP_LIBS_TELL") != NULL)
+            sim_anomaly_format(v.anomalies, got[l][k], sizeof(got[l][k]));
+            if (strcmp(got[l][k], key) != 0 && getenv("LOCKSTEP_LIBS_TELL") != NULL)
                 sim_report_run(stdout, &runs[i].info, runs[i].ev, runs[i].n, runs[i].t0_ns, &v);
             sim_verdict_free(&v);
         }
-        printf("%-18s %-10s %-10s", s->name, sim_scenario_key(s, lib->beside), got);
-        if (strcmp(got, key) != 0) {
-            printf("  DIFFERS from its answer key, %s", key);
-            wrong++;
-        }
-        printf("\n");
-        if (why[0] != '\0')
-            printf("%18s %s\n", "", why);
+        wrong += strcmp(got[l][k], key) != 0;
     }
     return wrong;
+}
+
+/* Columns: each stage a library stands beside (its answer key), then
+ * those libraries (their runs), a cell that differs from its library's
+ * key marked "!". */
+static void print_columns(void)
+{
+    int prev = 0;
+
+    printf("\nthe libraries, each beside the stage it stands by (a stage's column is its answer key)\n");
+    printf("%-18s", "scenario");
+    for (int l = 0; l < nlibs; l++) {
+        if (!played[l])
+            continue;
+        if (libs[l].beside != prev) {
+            char stage[16];
+
+            snprintf(stage, sizeof(stage), "v%d", libs[l].beside);
+            printf(" %-10s", stage);
+        }
+        printf(" %-10.10s", libs[l].name);
+        prev = libs[l].beside;
+    }
+    printf("\n");
+    for (size_t k = 0; k < sim_scenario_count(); k++) {
+        const sim_scenario *s = sim_scenario_at(k);
+        const char *why;
+        char cell[40];
+
+        printf("%-18s", s->name);
+        prev = 0;
+        for (int l = 0; l < nlibs; l++) {
+            if (!played[l])
+                continue;
+            if (libs[l].beside != prev)
+                printf(" %-10s", sim_scenario_key(s, libs[l].beside));
+            snprintf(cell, sizeof(cell), "%.30s%s", got[l][k],
+                     strcmp(got[l][k], sim_lib_key(&libs[l], s, &why)) != 0 ? " !" : "");
+            printf(" %-10s", cell);
+            prev = libs[l].beside;
+        }
+        printf("\n");
+    }
+}
+
+/* The libraries whose cell of s has the sentence of library l's, from l
+ * on, into buf: "curator, kazoo". Empty when one before l has it (it
+ * was said with that one). */
+static void sharing(int l, const sim_scenario *s, char *buf, size_t len)
+{
+    const char *mine, *why;
+    size_t used = 0;
+
+    sim_lib_key(&libs[l], s, &mine);
+    buf[0] = '\0';
+    for (int i = 0; i < nlibs; i++) {
+        if (!played[i] || (sim_lib_key(&libs[i], s, &why), strcmp(why, mine) != 0))
+            continue;
+        if (i < l) {
+            buf[0] = '\0';
+            return;
+        }
+        used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+                                 used > 0 ? ", " : "", libs[i].name);
+    }
+}
+
+/* Under the columns, a line for every cell that is not its stage's (one
+ * for the libraries that share its sentence), and one for every cell
+ * that is not its key. */
+static void print_notes(void)
+{
+    char who[256];
+
+    for (size_t k = 0; k < sim_scenario_count(); k++) {
+        const sim_scenario *s = sim_scenario_at(k);
+
+        for (int l = 0; l < nlibs; l++) {
+            const char *why, *key = sim_lib_key(&libs[l], s, &why);
+
+            if (!played[l])
+                continue;
+            sharing(l, s, who, sizeof(who));
+            if (why[0] != '\0' && who[0] != '\0')
+                printf("  %s: %s, %s: %s\n", s->name, who, key, why);
+            if (strcmp(got[l][k], key) != 0)
+                printf("  %s: %s DIFFERS: this run %s, its answer key %s\n", s->name,
+                       libs[l].name, got[l][k], key);
+        }
+    }
 }
 
 /* One library's cells, at once (jobs at a time), after the n played. */
@@ -216,7 +300,7 @@ static int play_lib(const args *a, const sim_lib *lib, size_t *n)
 static int play_rows(const args *a)
 {
     size_t n = 0;
-    int wrong = 0, broken = 0;
+    int wrong = 0, broken = 0, any = 0;
     int64_t t0 = sim_now_ns();
 
     for (int i = 0; i < nlibs && !broken; i++) {
@@ -230,21 +314,24 @@ static int play_rows(const args *a)
         size_t from = n;
         int64_t t = sim_now_ns();
 
-        broken = play_lib(a, &libs[i], &n) != 0;
-        if (!broken) {
-            wrong += print_row(&libs[i], n);
-            printf("%zu cells of %s played in %.1f s, at a lease of %ld ms\n", n - from,
-                   libs[i].name, (double)(sim_now_ns() - t) / 1e9,
-                   sim_lib_config(&libs[i], config(a)).lease_ms);
-        }
+        if ((broken = play_lib(a, &libs[i], &n) != 0))
+            break;
+        played[i] = any = 1;
+        wrong += judge(&libs[i], n);
+        printf("%s: %zu cells played in %.1f s, at a lease of %ld ms\n", libs[i].name, n - from,
+               (double)(sim_now_ns() - t) / 1e9, sim_lib_config(&libs[i], config(a)).lease_ms);
     }
     for (size_t i = 0; i < n; i++)
         sim_runner_free(&runs[i]);
     if (broken)
         return 1;
-    printf("\n%zu cells played in %.1f s; %s\n", n, (double)(sim_now_ns() - t0) / 1e9,
+    if (any) {
+        print_columns();
+        print_notes();
+    }
+    printf("%zu library cells played in %.1f s; %s\n", n, (double)(sim_now_ns() - t0) / 1e9,
            wrong == 0 ? "every cell matches its library's answer key"
-                      : "cells differ from their library's answer key (above)");
+                      : "cells differ from their library's answer key (DIFFERS above)");
     return wrong == 0 ? 0 : 1;
 }
 

@@ -4,6 +4,7 @@
 #   make sim lib=NAME scenario=S [seed=K] [lease=MS]   the same through a library's driver
 #                                    (drivers/drivers.mk)
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
+#                                    (libs=1: then the libraries' columns, drivers/drivers.mk)
 #   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report,
 #                                    and as a handout to print, build/report/lockstep.pdf
 #   make report-test                 that site in a headless browser (part of make test)
@@ -64,7 +65,8 @@ endif
 demo: check-deps
 	@$(call build_note,$(SIM_PROGRAM) $(SIM_CLIENTS),the simulator and every stage's client,a minute)
 	@$(MAKE) --no-print-directory sim-build
-	@$(SIM_PROGRAM) demo $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
+	@$(SIM_PROGRAM) demo $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)$(if $(filter 1,$(libs)), && \
+	    $(MAKE) --no-print-directory libs 'jobs=$(jobs)' 'lease=$(lease)' 'seed=$(seed)')
 
 # The site is written anew each time: no page of an earlier run stays.
 REPORT_DIR := $(BUILD)/report

@@ -7,6 +7,11 @@
 #            machine needs no command before them.
 #   install  the same, and says so when all is there; then the browser
 #            (make deps).
+#   libs     the libraries the simulator plays through their drivers
+#            (drivers/<name>/driver.conf names each one's packages; make
+#            deps libs=1): installed when a driver's check fails, without
+#            their recommendations. Neither make demo nor the stages' tests
+#            need them.
 #   browser  a headless Chromium, which only the report's browser test
 #            and make report's PDF use, and pdftotext (poppler-utils), with
 #            which the test reads that PDF: installed when missing and
@@ -53,6 +58,7 @@ describe() {
     poppler-utils) echo "pdftotext, with which the report's browser test reads its PDF" ;;
     libcmark-gfm-dev) echo "cmark-gfm, GitHub's Markdown renderer, with which the report's site shows the READMEs" ;;
     libcmark-gfm-extensions-dev) echo "cmark-gfm's extensions: the READMEs' tables on the report's site" ;;
+    *) echo "a library's driver needs it (drivers/*/driver.conf)" ;;
     esac
 }
 
@@ -104,6 +110,7 @@ probe() {
 install_flags() {
     case "$1" in
     default-jre-headless | libzookeeper-java | libzookeeper-mt-dev) echo "--no-install-recommends" ;;
+    *) case " $driver_pkgs " in *" $1 "*) echo "--no-install-recommends" ;; esac ;;
     esac
 }
 
@@ -258,10 +265,37 @@ browser() {
     return 1
 }
 
+# The packages of every driver whose check fails (its driver.conf's
+# check: and package: lines), installed.
+driver_pkgs=""
+libs() {
+    missing_pkgs=""
+    for conf in "$(dirname "$0")"/../drivers/*/driver.conf; do
+        [ -f "$conf" ] || continue
+        check=$(sed -n 's/^check: *//p' "$conf")
+        (cd "$(dirname "$conf")" && sh -c "$check") >/dev/null 2>&1 && continue
+        for pkg in $(sed -n 's/^package: *//p' "$conf"); do
+            need "$pkg"
+            driver_pkgs="$driver_pkgs $pkg"
+        done
+    done
+    if [ -z "$missing_pkgs" ]; then
+        echo "lockstep: every library's driver has its packages"
+        return 0
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "lockstep: no apt-get to install$missing_pkgs: install them for the libraries' drivers" >&2
+        return 1
+    fi
+    echo "lockstep: missing:$missing_pkgs, for the libraries' drivers; installing with apt-get"
+    apt_install
+}
+
 case "${1:-}" in
 check) check ;;
 ensure) ensure ;;
-install) install ;;
+install) install; [ "${2:-}" != libs ] || libs ;;
+libs) libs ;;
 browser) browser ;;
-*) echo "usage: $0 check|ensure|install|browser" >&2; exit 2 ;;
+*) echo "usage: $0 check|ensure|install [libs]|libs|browser" >&2; exit 2 ;;
 esac

@@ -107,9 +107,12 @@ static int load_one(sim_lib *lib, const char *dir, const char *name, char *errst
     return 0;
 }
 
-static int by_name(const void *a, const void *b)
+/* By the stage they stand beside, then by name: the columns' order. */
+static int by_place(const void *a, const void *b)
 {
-    return strcmp(((const sim_lib *)a)->name, ((const sim_lib *)b)->name);
+    const sim_lib *x = a, *y = b;
+
+    return x->beside != y->beside ? x->beside - y->beside : strcmp(x->name, y->name);
 }
 
 int sim_libs_load(sim_lib *libs, char *errstr, size_t len)
@@ -129,7 +132,7 @@ int sim_libs_load(sim_lib *libs, char *errstr, size_t len)
     closedir(d);
     if (rc < 0)
         return -1;
-    qsort(libs, (size_t)n, sizeof(*libs), by_name);
+    qsort(libs, (size_t)n, sizeof(*libs), by_place);
     return n;
 }
 

@@ -53,7 +53,8 @@ typedef struct sim_lib {
     int ncells;
 } sim_lib;
 
-/* Reads every drivers/<name>/driver.conf, in name order, into libs
+/* Reads every drivers/<name>/driver.conf, by the stage it stands
+ * beside and then by name, into libs
  * (SIM_LIBS_MAX). How many, or -1 with errstr (a line it cannot read). */
 int sim_libs_load(sim_lib *libs, char *errstr, size_t len);
 
