@@ -6,8 +6,11 @@
 #                                   at the end (make test-times prints it again)
 #   make stage=N test               stage N: its unit suite and its row of the fault matrix
 #   make demo [jobs=N]              the fault matrix: every scenario x every stage
+#                                   (libs=1: then redis-py, kazoo and Curator beside their
+#                                   stages, docs/drivers.md; make libs: those columns alone)
 #   make sim stage=N scenario=S     one run with its timeline (lease=MS, sentinel=1 optional;
 #                                   seed=K varies the baseline; html=1: its page too, in build/runs)
+#   make sim lib=NAME scenario=S    one run through a library's driver (drivers/NAME)
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
 #   make bench                      each stage against its own round-trip limit, Redis's and ZooKeeper's
@@ -21,7 +24,8 @@
 #                                   the workspace's lock.c (or FILE) graded by stage N's own
 #                                   suite and matrix row: a line per check, then the score
 #   make handout stage=N [part=K]   the workspace as a tarball: build/handout/vN.tar.gz
-#   make deps                       install what is missing (test, demo, sim, bench do it too)
+#   make deps                       install what is missing (test, demo, sim, bench do it too);
+#                                   libs=1: the libraries' packages too
 #   make clean
 #
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan into build/sanitize/.

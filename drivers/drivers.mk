@@ -1,7 +1,7 @@
 # drivers.mk: the libraries' drivers (docs/drivers.md), included by the Makefile.
 #
 #   make sim lib=NAME scenario=S [seed=K] [lease=MS]   one cell of a library
-#   make libs [jobs=N] [lease=MS]     every library's row beside its stage
+#   make libs [lib=NAME] [jobs=N] [lease=MS]   the libraries' columns beside their stages
 #   make libs-build                   the driver client and a script per library
 #   make libs-test                    the rows asserted against their answer key
 #
@@ -52,7 +52,7 @@ libs-build: $(SIM_PROGRAM) $(DRIVER_SCRIPTS)
 
 libs: check-deps
 	@$(MAKE) --no-print-directory libs-build
-	@$(SIM_PROGRAM) libs $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
+	@$(SIM_PROGRAM) libs $(if $(lib),'lib=$(lib)') $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
 
 # make libs-test: every installed library's row against its answer key
 # (driver.conf); a library whose package is missing is one line, skipped.

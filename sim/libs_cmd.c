@@ -103,8 +103,12 @@ static int run_one(const args *a)
     sim_verdict v;
 
     if (lib == NULL || s == NULL) {
-        if (lib != NULL)
-            fprintf(stderr, "sim: run lib=%s needs scenario=S (sim list --names)\n", lib->name);
+        if (lib != NULL) {
+            fprintf(stderr, "sim: run lib=%s needs scenario=S, one of:", lib->name);
+            for (size_t i = 0; i < sim_scenario_count(); i++)
+                fprintf(stderr, " %s", sim_scenario_at(i)->name);
+            fprintf(stderr, "\n");
+        }
         return 2;
     }
     cfg = sim_lib_config(lib, config(a));
@@ -325,10 +329,12 @@ static int play_rows(const args *a)
         sim_runner_free(&runs[i]);
     if (broken)
         return 1;
-    if (any) {
-        print_columns();
-        print_notes();
+    if (!any) {
+        printf("libs: skipped: no library's driver has its packages here (make deps libs=1)\n");
+        return 0;
     }
+    print_columns();
+    print_notes();
     printf("%zu library cells played in %.1f s; %s\n", n, (double)(sim_now_ns() - t0) / 1e9,
            wrong == 0 ? "every cell matches its library's answer key"
                       : "cells differ from their library's answer key (DIFFERS above)");
