@@ -2,6 +2,8 @@
 #
 #   make sim lib=NAME scenario=S [seed=K] [lease=MS]   one cell of a library
 #   make libs [lib=NAME] [jobs=N] [lease=MS]   the libraries' columns beside their stages
+#   make libs site=DIR                the same, and DIR/libraries.html, each cell linked to
+#                                     its run's page in DIR/libs/ (make report libs=1)
 #   make libs-build                   the driver client and a script per library
 #   make libs-test                    the rows asserted against their answer key
 #
@@ -52,7 +54,8 @@ libs-build: $(SIM_PROGRAM) $(DRIVER_SCRIPTS)
 
 libs: check-deps
 	@$(MAKE) --no-print-directory libs-build
-	@$(SIM_PROGRAM) libs $(if $(lib),'lib=$(lib)') $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)
+	@$(SIM_PROGRAM) libs $(if $(lib),'lib=$(lib)') $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS) \
+	    $(if $(site),'site=$(site)')
 
 # make libs-test: every installed library's row against its answer key
 # (driver.conf); a library whose package is missing is one line, skipped.

@@ -7,6 +7,7 @@
 #include "checker.h"
 #include "cluster.h"
 #include "history.h"
+#include "html.h"
 #include "libs.h"
 #include "libs_cmd.h"
 #include "pool.h"
@@ -20,6 +21,7 @@
 typedef struct args {
     const char *lib;
     const char *scenario;
+    const char *site;           /* libs: the site's folder, for libraries.html */
     long lease_ms, jobs, seed;
 } args;
 
@@ -57,6 +59,7 @@ static int parse(args *a, int argc, char **argv)
     a->jobs = sim_pool_default_jobs();
     a->lib = arg(argc, argv, "lib");
     a->scenario = arg(argc, argv, "scenario");
+    a->site = arg(argc, argv, "site");
     if (((v = arg(argc, argv, "lease")) != NULL &&
          sim_number("lease", v, 1, 100, 10000, " ms", &a->lease_ms, why, sizeof(why)) != 0) ||
         ((v = arg(argc, argv, "jobs")) != NULL &&
@@ -255,27 +258,126 @@ static void sharing(int l, const sim_scenario *s, char *buf, size_t len)
 
 /* Under the columns, a line for every cell that is not its stage's (one
  * for the libraries that share its sentence), and one for every cell
- * that is not its key. */
-static void print_notes(void)
+ * that is not its key: into notes, for the terminal and the site. */
+#define NOTES_MAX 64
+static char notes[NOTES_MAX][640];
+static size_t nnotes;
+
+static void collect_notes(void)
 {
     char who[256];
 
+    nnotes = 0;
     for (size_t k = 0; k < sim_scenario_count(); k++) {
         const sim_scenario *s = sim_scenario_at(k);
 
-        for (int l = 0; l < nlibs; l++) {
+        for (int l = 0; l < nlibs && nnotes + 2 <= NOTES_MAX; l++) {
             const char *why, *key = sim_lib_key(&libs[l], s, &why);
 
             if (!played[l])
                 continue;
             sharing(l, s, who, sizeof(who));
             if (why[0] != '\0' && who[0] != '\0')
-                printf("  %s: %s, %s: %s\n", s->name, who, key, why);
+                snprintf(notes[nnotes++], sizeof(notes[0]), "%.40s: %.200s, %.31s: %.300s", s->name,
+                         who, key, why);
             if (strcmp(got[l][k], key) != 0)
-                printf("  %s: %s DIFFERS: this run %s, its answer key %s\n", s->name,
-                       libs[l].name, got[l][k], key);
+                snprintf(notes[nnotes++], sizeof(notes[0]),
+                         "%.40s: %.31s DIFFERS: this run %.31s, its answer key %.31s", s->name,
+                         libs[l].name, got[l][k], key);
         }
     }
+}
+
+static void print_notes(void)
+{
+    collect_notes();
+    for (size_t i = 0; i < nnotes; i++)
+        printf("  %s\n", notes[i]);
+}
+
+/* ---- the site (make report libs=1) ------------------------------------------------ */
+
+#define COLS_MAX (SIM_LIBS_MAX * 2)
+#define ROWS_MAX 16
+
+static sim_html_lib_cell site_cells[ROWS_MAX * COLS_MAX];
+static char hrefs[SIM_LIBS_MAX][ROWS_MAX][256];
+
+/* Each played cell's run page, into dir/libs/<name>/, its link into hrefs. */
+static int run_pages(const char *dir, size_t n)
+{
+    char sub[4096], path[4096], why[512];
+
+    for (size_t i = 0; i < n; i++) {
+        const sim_lib *lib = cell_lib[i];
+        size_t k = 0;
+        const char *note, *key = sim_lib_key(lib, cells[i].s, &note);
+        unsigned expected = 0;
+        sim_verdict v;
+
+        while (sim_scenario_at(k) != cells[i].s)
+            k++;
+        sim_anomaly_parse(key, &expected);
+        sim_check_run(&runs[i].info, runs[i].ev, runs[i].n, &v);
+        sim_html_run page = { { cells[i].s->name, lib->beside, v.anomalies, expected, 0, &v,
+                                runs[i].t0_ns }, &runs[i].info, runs[i].ev, runs[i].n };
+        snprintf(sub, sizeof(sub), "%s/libs/%s", dir, lib->name);
+        if (sim_html_run_page(sub, &page, path, sizeof(path), why, sizeof(why)) != 0) {
+            sim_verdict_free(&v);
+            fprintf(stderr, "sim: site: %s\n", why);
+            return -1;
+        }
+        sim_verdict_free(&v);
+        snprintf(hrefs[lib - libs][k], sizeof(hrefs[0][0]), "%s", path + strlen(dir) + 1);
+    }
+    return 0;
+}
+
+/* dir/libraries.html: the columns as print_columns prints them, each
+ * library's cell linked to its run, the notes under them. */
+static int write_site(const char *dir, size_t n)
+{
+    static char stage_heads[SIM_LIBS_MAX][16];
+    const char *heads[COLS_MAX], *rows[ROWS_MAX], *notep[NOTES_MAX], *why;
+    size_t ncols = 0, nrows = sim_scenario_count() < ROWS_MAX ? sim_scenario_count() : ROWS_MAX;
+    char path[4096], err[512];
+    int prev = 0;
+
+    if (run_pages(dir, n) != 0)
+        return -1;
+    for (size_t k = 0; k < nrows; k++) {
+        const sim_scenario *s = sim_scenario_at(k);
+        size_t c = 0;
+
+        rows[k] = s->name;
+        prev = 0;
+        for (int l = 0; l < nlibs; l++) {
+            if (!played[l])
+                continue;
+            if (libs[l].beside != prev) {
+                snprintf(stage_heads[l], sizeof(stage_heads[l]), "v%d", libs[l].beside);
+                heads[c] = stage_heads[l];
+                site_cells[k * COLS_MAX + c++] =
+                    (sim_html_lib_cell){ sim_scenario_key(s, libs[l].beside), NULL, 0 };
+            }
+            heads[c] = libs[l].name;
+            site_cells[k * COLS_MAX + c++] = (sim_html_lib_cell){
+                got[l][k], hrefs[l][k], strcmp(got[l][k], sim_lib_key(&libs[l], s, &why)) != 0 };
+            prev = libs[l].beside;
+        }
+        ncols = c;
+    }
+    for (size_t k = 0; k < nrows; k++) /* close up the rows: ncols a row */
+        memmove(&site_cells[k * ncols], &site_cells[k * COLS_MAX], ncols * sizeof(site_cells[0]));
+    for (size_t i = 0; i < nnotes; i++)
+        notep[i] = notes[i];
+    sim_html_libs t = { heads, ncols, rows, nrows, site_cells, notep, nnotes };
+    if (sim_html_libs_page(dir, &t, path, sizeof(path), err, sizeof(err)) != 0) {
+        fprintf(stderr, "sim: site: %s\n", err);
+        return -1;
+    }
+    sim_html_tell(stdout, "the libraries' columns", path);
+    return 0;
 }
 
 /* One library's cells, at once (jobs at a time), after the n played. */
@@ -325,6 +427,12 @@ static int play_rows(const args *a)
         printf("%s: %zu cells played in %.1f s, at a lease of %ld ms\n", libs[i].name, n - from,
                (double)(sim_now_ns() - t) / 1e9, sim_lib_config(&libs[i], config(a)).lease_ms);
     }
+    if (any) {
+        print_columns();
+        print_notes();
+        if (!broken && a->site != NULL && write_site(a->site, n) != 0)
+            broken = 1;
+    }
     for (size_t i = 0; i < n; i++)
         sim_runner_free(&runs[i]);
     if (broken)
@@ -333,8 +441,6 @@ static int play_rows(const args *a)
         printf("libs: skipped: no library's driver has its packages here (make deps libs=1)\n");
         return 0;
     }
-    print_columns();
-    print_notes();
     printf("%zu library cells played in %.1f s; %s\n", n, (double)(sim_now_ns() - t0) / 1e9,
            wrong == 0 ? "every cell matches its library's answer key"
                       : "cells differ from their library's answer key (DIFFERS above)");

@@ -5,7 +5,7 @@
 #                                    (drivers/drivers.mk)
 #   make demo [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the fault matrix: every scenario x every stage
 #                                    (libs=1: then the libraries' columns, drivers/drivers.mk)
-#   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1]   the same, and as a web site in build/report,
+#   make report [jobs=N] [seed=K] [lease=MS] [sentinel=1] [libs=1]   the same, and as a web site in build/report,
 #                                    and as a handout to print, build/report/lockstep.pdf
 #   make report-test                 that site in a headless browser (part of make test)
 #   make screenshots                 the README's pictures of it, docs/*.png
@@ -101,7 +101,8 @@ report: check-deps
 	        echo "the handout to print, the matrix and the rows' stories: $(REPORT_PDF)"; \
 	    else echo "report: Chromium could not print $(REPORT_DIR)/print.html into $(REPORT_PDF)" >&2; \
 	        [ $$status -ne 0 ] || status=1; fi; \
-	fi; exit $$status
+	fi; $(if $(filter 1,$(libs)),[ ! -d $(REPORT_DIR) ] || $(MAKE) --no-print-directory libs \
+	    'site=$(REPORT_DIR)' 'jobs=$(jobs)' || status=1;) exit $$status
 
 # make report-test: make report's site, loaded in a headless Chromium
 # (tools/browser.sh), which it installs when it can; where it cannot, the

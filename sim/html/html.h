@@ -85,4 +85,26 @@ int sim_html_run_page(const char *dir, const sim_html_run *run, char *path,
  * file:// address for a browser. */
 void sim_html_tell(FILE *out, const char *what, const char *path);
 
+/* The libraries' columns (sim/libs_cmd.c): a table of nrows x ncols
+ * cells, a row per scenario, and a line per note under it. */
+typedef struct sim_html_lib_cell {
+    const char *text;      /* "ME LU", "-", "n/a" */
+    const char *href;      /* its run's page, relative to dir; NULL: none */
+    int differs;           /* the run differs from the library's answer key */
+} sim_html_lib_cell;
+
+typedef struct sim_html_libs {
+    const char *const *heads;      /* ncols: "v5", "redis-py", ... */
+    size_t ncols;
+    const char *const *rows;       /* nrows: the scenarios */
+    size_t nrows;
+    const sim_html_lib_cell *cells; /* row by row */
+    const char *const *notes;
+    size_t nnotes;
+} sim_html_libs;
+
+/* Writes dir/libraries.html; its path into path. 0, or -1 with errstr. */
+int sim_html_libs_page(const char *dir, const sim_html_libs *t, char *path, size_t plen,
+                       char *errstr, size_t len);
+
 #endif
