@@ -22,7 +22,7 @@ typedef struct args {
     const char *lib;
     const char *scenario;
     const char *site;           /* libs: the site's folder, for libraries.html */
-    long lease_ms, jobs, seed;
+    long lease_ms, jobs, seed, sentinel;
 } args;
 
 static sim_lib libs[SIM_LIBS_MAX];
@@ -65,7 +65,9 @@ static int parse(args *a, int argc, char **argv)
         ((v = arg(argc, argv, "jobs")) != NULL &&
          sim_number("jobs", v, 1, 1, 16, "", &a->jobs, why, sizeof(why)) != 0) ||
         ((v = arg(argc, argv, "seed")) != NULL &&
-         sim_number("seed", v, 1, 0, 1000000, "", &a->seed, why, sizeof(why)) != 0)) {
+         sim_number("seed", v, 1, 0, 1000000, "", &a->seed, why, sizeof(why)) != 0) ||
+        ((v = arg(argc, argv, "sentinel")) != NULL &&
+         sim_number("sentinel", v, 1, 0, 1, "", &a->sentinel, why, sizeof(why)) != 0)) {
         fprintf(stderr, "sim: %s\n", why);
         return -1;
     }
@@ -91,6 +93,7 @@ static sim_run_config config(const args *a)
     memset(&cfg, 0, sizeof(cfg));
     cfg.lease_ms = a->lease_ms;
     cfg.seed = (unsigned)a->seed;
+    cfg.sentinel = (int)a->sentinel;
     return cfg;
 }
 

@@ -66,7 +66,8 @@ demo: check-deps
 	@$(call build_note,$(SIM_PROGRAM) $(SIM_CLIENTS),the simulator and every stage's client,a minute)
 	@$(MAKE) --no-print-directory sim-build
 	@$(SIM_PROGRAM) demo $(if $(jobs),'jobs=$(jobs)') $(SIM_OPTS)$(if $(filter 1,$(libs)), && \
-	    $(MAKE) --no-print-directory libs 'jobs=$(jobs)' 'lease=$(lease)' 'seed=$(seed)')
+	    $(MAKE) --no-print-directory libs 'jobs=$(jobs)' 'lease=$(lease)' 'seed=$(seed)' \
+	    'sentinel=$(sentinel)')
 
 # The site is written anew each time: no page of an earlier run stays.
 REPORT_DIR := $(BUILD)/report
