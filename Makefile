@@ -152,7 +152,7 @@ TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlo
                    tests/test_nodes.c tests/test_tally.c tests/test_stages.c tests/test_pool.c \
                    tests/test_html.c tests/pages.c tests/row_claims.c tests/test_row_stories.c \
                    tests/test_matrix_page.c tests/test_fault_story.c tests/test_zk_dump.c \
-                   tests/tcases.c tests/run_sim.c)
+                   tests/test_libs.c tests/tcases.c tests/run_sim.c)
 
 .PHONY: all test stage-test demo sim bench diff deps check-deps clean
 .DEFAULT_GOAL := all
@@ -372,7 +372,7 @@ stage-test:
 SIM_TEST_OBJS := $(TEST_SIM_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
                  $(patsubst sim/%.c,$(BUILD)/sim/%.o,$(wildcard sim/history/history*.c) $(call sim_srcs,checker report html) \
                    sim/base/stage.c sim/base/pool.c sim/base/proc.c sim/base/util.c \
-                   sim/play/scenarios.c sim/bench/tally.c sim/servers/zk_dump.c)
+                   sim/play/scenarios.c sim/play/libs.c sim/bench/tally.c sim/servers/zk_dump.c)
 
 $(BUILD)/tests/%.o: tests/%.c $(SIM_HDRS) $(wildcard tests/*.h tests/*.def)
 	@mkdir -p $(@D)

@@ -21,6 +21,7 @@ Suite *row_stories_suite(void); /* tests/test_row_stories.c: docs/matrix.md's ro
 Suite *matrix_page_suite(void); /* tests/test_matrix_page.c: the matrix page, the handout */
 Suite *fault_story_suite(void); /* tests/test_fault_story.c: a cut link, a clock jump */
 Suite *zk_dump_suite(void);     /* tests/test_zk_dump.c: a ZooKeeper server's sessions */
+Suite *libs_suite(void);        /* tests/test_libs.c: the libraries' driver.conf */
 
 int main(void)
 {
@@ -28,6 +29,7 @@ int main(void)
         checker_suite(), deadlock_suite(), verdicts_suite(), nodes_suite(), history_suite(),
         report_suite(), tally_suite(), stages_suite(), pool_suite(), html_suite(),
         row_stories_suite(), matrix_page_suite(), fault_story_suite(), zk_dump_suite(),
+        libs_suite(),
     };
 
     return RUN_SUITES(suites);
