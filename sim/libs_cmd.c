@@ -22,6 +22,7 @@ typedef struct args {
     const char *lib;
     const char *scenario;
     const char *site;           /* libs: the site's folder, for libraries.html */
+    const char *html;           /* run: the folder of its page */
     long lease_ms, jobs, seed, sentinel;
 } args;
 
@@ -60,6 +61,7 @@ static int parse(args *a, int argc, char **argv)
     a->lib = arg(argc, argv, "lib");
     a->scenario = arg(argc, argv, "scenario");
     a->site = arg(argc, argv, "site");
+    a->html = arg(argc, argv, "html");
     if (((v = arg(argc, argv, "lease")) != NULL &&
          sim_number("lease", v, 1, 100, 10000, " ms", &a->lease_ms, why, sizeof(why)) != 0) ||
         ((v = arg(argc, argv, "jobs")) != NULL &&
@@ -134,6 +136,17 @@ static int run_one(const args *a)
     sim_check_run(&run.info, run.ev, run.n, &v);
     sim_report_run(stdout, &run.info, run.ev, run.n, run.t0_ns, &v);
     sim_anomaly_format(v.anomalies, got, sizeof(got));
+    if (a->html != NULL) {
+        char path[4096];
+        sim_html_run page = { { s->name, lib->beside, v.anomalies, 0, 0, &v, run.t0_ns },
+                              &run.info, run.ev, run.n };
+
+        sim_anomaly_parse(key, &page.cell.expected);
+        if (sim_html_run_page(a->html, &page, path, sizeof(path), err, sizeof(err)) == 0)
+            sim_html_tell(stdout, "this run's page", path);
+        else
+            fprintf(stderr, "sim: html=%s: %s\n", a->html, err);
+    }
     printf("%s beside v%d: this run %s, the answer key %s%s%s%s\n", lib->name, lib->beside,
            got[0] != '\0' ? got : "-", key, why[0] != '\0' ? " (" : "", why,
            why[0] != '\0' ? ")" : "");

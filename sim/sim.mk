@@ -47,7 +47,8 @@ sim-program: $(SIM_PROGRAM)
 sim: check-deps
 ifneq ($(lib),)
 	@$(MAKE) --no-print-directory libs-build
-	@$(SIM_PROGRAM) run 'lib=$(lib)' 'scenario=$(scenario)' $(SIM_OPTS)
+	@$(SIM_PROGRAM) run 'lib=$(lib)' 'scenario=$(scenario)' $(SIM_OPTS) \
+	    $(if $(filter 1,$(html)),'html=$(BUILD)/runs/$(lib)')
 else
 	@test -n "$(stage)" -a -n "$(scenario)" || { \
 	    $(MAKE) --no-print-directory sim-program >/dev/null || exit 2; \
