@@ -12,8 +12,8 @@
  *
  * The driver is the `run:` line of driver.conf in the folder
  * LOCKSTEP_DRIVER_DIR (set by build/lib-<name>/client, the script that
- * starts this client for one library), run there by /bin/sh, with the
- * config in its environment
+ * starts this client for one library), one command that /bin/sh execs
+ * there, with the config in its environment
  * (LOCKSTEP_HOST, _PORT, _NODES, _LOCK, _LEASE_MS, _WAIT_MS, _RETRY_MS,
  * _TIMEOUT_MS); it says `ready` once it is connected. It closes when its
  * input does.
@@ -95,7 +95,7 @@ static int driver_command(const char *dir, char *cmd, size_t len)
 static void exec_driver(const char *name, const dlock_config *cfg, int in, int out)
 {
     const char *dir = getenv("LOCKSTEP_DRIVER_DIR");
-    char cmd[LINE_LEN];
+    char cmd[LINE_LEN], line[LINE_LEN + 8];
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
@@ -112,7 +112,10 @@ static void exec_driver(const char *name, const dlock_config *cfg, int in, int o
         fprintf(stderr, "driver: no run: line in %s/driver.conf\n", dir);
         _exit(127);
     }
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    /* exec: the shell becomes the driver, which keeps PDEATHSIG (a
+     * process the shell forked would outlive us). */
+    snprintf(line, sizeof(line), "exec %s", cmd);
+    execl("/bin/sh", "sh", "-c", line, (char *)NULL);
     fprintf(stderr, "driver: /bin/sh: %s\n", strerror(errno));
     _exit(127);
 }
