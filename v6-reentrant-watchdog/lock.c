@@ -102,8 +102,9 @@ struct dlock {
                                      * between waits; NULL while one is in use */
 };
 
-/* The holder's TTL that the calling thread's last try was told, -1 when
- * none: threads may share a handle, and each waiter sleeps by its own. */
+/* The holder's TTL that the calling thread's last try (try_acquire) was
+ * told, -1 when none: threads may share a handle, and each waiter sleeps
+ * by what its own try was told. */
 static _Thread_local long told_ttl_ms;
 
 /* Draws this client's id from the OS random source, never from rand():
@@ -135,8 +136,7 @@ static redisReply *eval_script(dlock *l, const redis_script *s, const char *fiel
 }
 
 /* One attempt: OK when we took the lock (or took it once more), BUSY when
- * someone else has it, and told_ttl_ms says for how long. Called under the
- * handle's mutex. */
+ * someone else has it. Called under the handle's mutex. */
 static int try_acquire(dlock *l)
 {
     char token[TOKEN_LEN];
