@@ -102,7 +102,7 @@ errs "part=1: v4-owner-check's diff is not cut into parts" $M diff to=4 part=1
 errs "part=1 cuts v6-reentrant-watchdog's diff on its base, v5" $M diff from=4 to=6 part=1
 
 # ---- make diff side=1: whole lines, changed regions -----------------------
-set_line='r = command(l, "SET %s %s NX PX %ld", l->key, token, l->cfg.lease_ms);'
+set_line='r = redis_command(l, "SET %s %s NX PX %ld", l->r.key, token, l->r.cfg.lease_ms);'
 says "$set_line" env COLUMNS=40 $M diff from=3 to=4 side=1
 narrow=$(COLUMNS=40 $M diff from=3 to=4 side=1 2>&1 | cksum)
 wide=$(COLUMNS=300 $M diff from=3 to=4 side=1 2>&1 | cksum)
@@ -127,18 +127,18 @@ for k in 1 2 3 4; do
     [ "$(grep -c '^[-+][^-+]' "$out")" -gt 0 ] || fail "make diff to=6 part=$k changes no line"
 done
 $M diff to=6 part=1 >"$out" 2>&1
-grep -q '^-.*guarded(l, try_acquire)' "$out" ||
-    fail "part 1 (hold counts) adds the new loop header without taking out v5's guarded one"
+grep -q '^[-+].*redis_poll' "$out" &&
+    fail "part 1 (hold counts) changes v5's polling (redis_poll), which part 3 replaces"
 $M diff to=6 part=3 >"$out" 2>&1
-grep -q 'guarded(l, try_acquire)' "$out" &&
-    fail "part 3 (no polling) shows v5's loop header, which part 1 replaces"
+grep -q '^-.*redis_poll(l, try_acquire)' "$out" ||
+    fail "part 3 (no polling) does not take out v5's polling (redis_poll)"
 grep -q 'subscribe(l)' "$out" || fail "part 3 (no polling) does not show the waiter subscribing"
 grep -q 'l->sub' "$out" && fail "part 3 (no polling) shows the kept subscription (l->sub), which is speed only"
 $M diff to=6 part=4 >"$out" 2>&1
 grep -q '^+.*l->sub' "$out" || fail "part 4 (speed only) does not add the kept subscription (l->sub)"
 grep -q '^[-+][^-+].*\(watchdog\|hincrby\|holds\)' "$out" &&
     fail "part 4 (speed only) changes lines of the lesson (the watchdog or the hold count)"
-grep -v '^6 4 disconnect' tests/stagediff.parts >"$out.parts"
+grep -v '^6 4 drop_sub' tests/stagediff.parts >"$out.parts"
 errs "is in no part" env STAGEDIFF_PARTS="$out.parts" $M diff to=6 part=1
 
 # ---- course mode: make exercise, make handout, make grade -----------------
@@ -178,10 +178,10 @@ says "exercise: $EXERCISES/v6-part2/: lock.c (v5-lua-unlock's lock.c with part 1
 grep -q 'part 2, yours: the watchdog' "$EXERCISES/v6-part2/TASK.md" || fail "v6 part 2's TASK.md does not name its part"
 errs "part=2: v6-reentrant-watchdog with part 1 of v9-fair-queue does not compile" $M exercise stage=9 part=2
 # TASK.md never quotes a line of the stage's lock.c that the start lacks.
-printf 'A hint:\n    r = command(l, "GET %%s", l->key);\n' >"$out.task"
+printf 'A hint:\n    r = redis_command(l, "GET %%s", l->r.key);\n' >"$out.task"
 sh tests/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
     fail "tests/task_leaks.sh passes a TASK.md that quotes v4's GET"
-grep -q 'quotes the solution: r = command(l, "GET %s", l->key);' "$out" ||
+grep -q 'quotes the solution: r = redis_command(l, "GET %s", l->r.key);' "$out" ||
     fail "tests/task_leaks.sh does not name the quoted line: $(cat "$out")"
 
 if [ $failed -gt 0 ]; then
