@@ -102,9 +102,8 @@ struct dlock {
                                      * between waits; NULL while one is in use */
 };
 
-/* The holder's TTL that the calling thread's last try (try_acquire) was
- * told, -1 when none: threads may share a handle, and each waiter sleeps
- * by what its own try was told. */
+/* The TTL the calling thread's last try was told, -1 if none: threads may
+ * share a handle, and each waiter sleeps by what its own try was told. */
 static _Thread_local long told_ttl_ms;
 
 /* Draws this client's id from the OS random source, never from rand():
@@ -272,9 +271,8 @@ static void unsubscribe(dlock *l, redisContext *sub)
     redisFree(sub); /* broken, or another thread's wait kept one first */
 }
 
-/* Drops the kept pub/sub connection with the commands' connection (the
- * plumbing calls it then): the next wait subscribes where the next
- * commands go. */
+/* The plumbing dropped the commands' connection: the kept pub/sub one goes
+ * too, so that the next wait subscribes where the next commands go. */
 static void drop_sub(dlock *l, int node)
 {
     (void)node;
@@ -328,13 +326,6 @@ static void renew(dlock *l)
     freeReplyObject(r);
 }
 
-/* Waits on l->wake until the deadline, with the handle's mutex held. 1
- * when it passed. */
-static int sleep_until(dlock *l, const struct timespec *deadline)
-{
-    return pthread_cond_timedwait(&l->wake, &l->r.mu, deadline) == ETIMEDOUT;
-}
-
 /* The watchdog thread: idle while nobody holds the lock through this
  * handle; while someone does, renews the lease every lease/3, so a live
  * holder never loses the lock however long it takes. */
@@ -353,7 +344,8 @@ static void *watchdog(void *arg)
             continue;
         }
         next = redis_deadline_after(period);
-        while (!l->stopping && l->holds > 0 && !sleep_until(l, &next))
+        while (!l->stopping && l->holds > 0 &&
+               pthread_cond_timedwait(&l->wake, &l->r.mu, &next) != ETIMEDOUT)
             ;
         if (l->stopping || l->holds == 0)
             continue;
@@ -385,20 +377,12 @@ static int start_watchdog(dlock *l)
     return DLOCK_OK;
 }
 
-/* The unlock channel, named by Redisson's rule: the lock's name in braces,
- * a hash tag, so that in a Redis Cluster the channel and the key live in
- * the same slot. A name with a '{' in it is taken as it is: it may carry
- * its own hash tag ("{shop}:stock"), and braces around it would make the
- * channel's tag differ from the key's (CROSSSLOT), and the channel differ
- * from the one a Redisson client listens on. */
+/* The unlock channel, named by Redisson's rule (redis_tagged). */
 static int name_channel(dlock *l, const char *name)
 {
-    const char *brace = strchr(name, '{') != NULL ? "" : "{";
-
-    l->channel = malloc(strlen(CHANNEL_PREFIX) + strlen(name) + 3);
+    l->channel = redis_tagged(CHANNEL_PREFIX, name);
     if (l->channel == NULL)
         return redis_error(l, "out of memory");
-    sprintf(l->channel, "%s%s%s%s", CHANNEL_PREFIX, brace, name, *brace ? "}" : "");
     return DLOCK_OK;
 }
 

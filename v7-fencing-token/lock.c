@@ -118,9 +118,8 @@ struct dlock {
                                      * between waits; NULL while one is in use */
 };
 
-/* The holder's TTL that the calling thread's last try (try_acquire) was
- * told, -1 when none: threads may share a handle, and each waiter sleeps
- * by what its own try was told. */
+/* The TTL the calling thread's last try was told, -1 if none: threads may
+ * share a handle, and each waiter sleeps by what its own try was told. */
 static _Thread_local long told_ttl_ms;
 
 /* Draws this client's id from the OS random source, never from rand():
@@ -302,9 +301,8 @@ static void unsubscribe(dlock *l, redisContext *sub)
     redisFree(sub); /* broken, or another thread's wait kept one first */
 }
 
-/* Drops the kept pub/sub connection with the commands' connection (the
- * plumbing calls it then): the next wait subscribes where the next
- * commands go. */
+/* The plumbing dropped the commands' connection: the kept pub/sub one goes
+ * too, so that the next wait subscribes where the next commands go. */
 static void drop_sub(dlock *l, int node)
 {
     (void)node;
@@ -358,13 +356,6 @@ static void renew(dlock *l)
     freeReplyObject(r);
 }
 
-/* Waits on l->wake until the deadline, with the handle's mutex held. 1
- * when it passed. */
-static int sleep_until(dlock *l, const struct timespec *deadline)
-{
-    return pthread_cond_timedwait(&l->wake, &l->r.mu, deadline) == ETIMEDOUT;
-}
-
 /* The watchdog thread: idle while nobody holds the lock through this
  * handle; while someone does, renews the lease every lease/3, so a live
  * holder never loses the lock however long it takes. */
@@ -383,7 +374,8 @@ static void *watchdog(void *arg)
             continue;
         }
         next = redis_deadline_after(period);
-        while (!l->stopping && l->holds > 0 && !sleep_until(l, &next))
+        while (!l->stopping && l->holds > 0 &&
+               pthread_cond_timedwait(&l->wake, &l->r.mu, &next) != ETIMEDOUT)
             ;
         if (l->stopping || l->holds == 0)
             continue;
@@ -415,27 +407,12 @@ static int start_watchdog(dlock *l)
     return DLOCK_OK;
 }
 
-/* prefix and the lock's name, by Redisson's rule: the name in braces, a
- * hash tag, so that in a Redis Cluster the channel, the counter and the
- * key live in the same slot. A name with a '{' in it is taken as it is: it
- * may carry its own hash tag ("{shop}:stock"), and braces around it would
- * make the tag differ from the key's (CROSSSLOT), and the name differ from
- * the one a Redisson client uses. NULL when out of memory. */
-static char *tagged_name(const char *prefix, const char *name)
+/* The unlock channel and the token counter, named by Redisson's rule
+ * (redis_tagged). */
+static int name_channel(dlock *l, const char *name)
 {
-    const char *brace = strchr(name, '{') != NULL ? "" : "{";
-    char *s = malloc(strlen(prefix) + strlen(name) + 3);
-
-    if (s != NULL)
-        sprintf(s, "%s%s%s%s", prefix, brace, name, *brace ? "}" : "");
-    return s;
-}
-
-/* The unlock channel and the token counter, both by Redisson's rule. */
-static int name_keys(dlock *l, const char *name)
-{
-    l->channel = tagged_name(CHANNEL_PREFIX, name);
-    l->token_key = tagged_name(TOKEN_PREFIX, name);
+    l->channel = redis_tagged(CHANNEL_PREFIX, name);
+    l->token_key = redis_tagged(TOKEN_PREFIX, name);
     if (l->channel == NULL || l->token_key == NULL)
         return redis_error(l, "out of memory");
     return DLOCK_OK;
@@ -444,7 +421,7 @@ static int name_keys(dlock *l, const char *name)
 /* What this stage adds to the plumbing's handle, once it has its key. */
 static int init(dlock *l)
 {
-    if (random_id(l) != DLOCK_OK || name_keys(l, l->r.key) != DLOCK_OK)
+    if (random_id(l) != DLOCK_OK || name_channel(l, l->r.key) != DLOCK_OK)
         return DLOCK_ERR;
     if (start_watchdog(l) != DLOCK_OK)
         return DLOCK_ERR;
