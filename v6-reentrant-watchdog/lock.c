@@ -86,7 +86,7 @@ static const redis_script unlock_script = { UNLOCK_SCRIPT, UNLOCK_SHA };
 static const redis_script renew_script = { RENEW_SCRIPT, RENEW_SHA };
 
 struct dlock {
-    redis_base r; /* first: the plumbing's key, config, connection, errstr, mutex */
+    redis_base r;                   /* first: the plumbing's part, redis.h */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
     char *channel;                  /* where releases announce themselves */
     /* r.mu guards the fields below too: callers' threads and the watchdog
@@ -207,11 +207,11 @@ static int is_subscribed(const redisReply *r)
  * the last wait left unread (its UNSUBSCRIBE's answer, messages about
  * earlier releases) comes before the confirmation and is skipped. 0, or
  * -1 when the connection failed (sub->errstr says why). */
-static int subscribe_on(dlock *l, redisContext *sub)
+static int subscribe_on(redisContext *sub, const char *channel)
 {
     redisReply *r = NULL;
 
-    if (redisAppendCommand(sub, "SUBSCRIBE %s", l->channel) != REDIS_OK)
+    if (redisAppendCommand(sub, "SUBSCRIBE %s", channel) != REDIS_OK)
         return -1;
     do {
         freeReplyObject(r);
@@ -235,7 +235,7 @@ static redisContext *subscribe(dlock *l)
     sub = l->sub;
     l->sub = NULL;
     pthread_mutex_unlock(&l->r.mu);
-    if (sub != NULL && subscribe_on(l, sub) == 0)
+    if (sub != NULL && subscribe_on(sub, l->channel) == 0)
         return sub;
     redisFree(sub);
     sub = redis_connect(l, 0, why, sizeof(why));
@@ -243,7 +243,7 @@ static redisContext *subscribe(dlock *l)
         fail(l, "subscribe", why);
         return NULL;
     }
-    if (subscribe_on(l, sub) == 0)
+    if (subscribe_on(sub, l->channel) == 0)
         return sub;
     fail(l, "subscribe", sub->errstr);
     redisFree(sub);

@@ -177,7 +177,7 @@ static const redis_script renew_script = { RENEW_SCRIPT, RENEW_SHA };
 static const redis_script leave_script = { LEAVE_SCRIPT, LEAVE_SHA };
 
 struct dlock {
-    redis_base r; /* first: the plumbing's key, config, connection, errstr, mutex */
+    redis_base r;                   /* first: the plumbing's part, redis.h */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
     char *channel;                  /* where releases announce themselves,
                                      * ":<field>" added: to one waiter */
