@@ -555,6 +555,16 @@ struct timespec redis_deadline_after(long ms)
     return t;
 }
 
+char *redis_tagged(const char *prefix, const char *name)
+{
+    const char *brace = strchr(name, '{') != NULL ? "" : "{";
+    char *s = malloc(strlen(prefix) + strlen(name) + 3);
+
+    if (s != NULL)
+        sprintf(s, "%s%s%s%s", prefix, brace, name, *brace ? "}" : "");
+    return s;
+}
+
 /* ---- lock.h's calls that are the same in every Redis stage ------------------ */
 
 /* Weak, as are the ones below: a stage may define its own (v7 draws

@@ -176,4 +176,16 @@ void redis_sleep_ms(long ms);
  * condition, or as a start for redis_elapsed_ms when ms is 0). */
 struct timespec redis_deadline_after(long ms);
 
+/* ---- names ------------------------------------------------------------------ */
+
+/* prefix and a lock's name, by Redisson's rule for what a lock keeps
+ * beside its key (its unlock channel, a counter, a queue): the name in
+ * braces, a hash tag, so that in a Redis Cluster they all live in the
+ * key's slot. A name with a '{' in it is taken as it is: it may carry its
+ * own hash tag ("{shop}:stock"), and braces around it would make the tag
+ * differ from the key's (CROSSSLOT), and the name differ from the one a
+ * Redisson client uses. A new string for the caller to free, or NULL when
+ * out of memory. */
+char *redis_tagged(const char *prefix, const char *name);
+
 #endif
