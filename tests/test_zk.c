@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,10 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "mntr.h"
 #include "proc.h"
 #include "suites.h"
+#include "zk_client.h"
 #include "zk_tests.h"
 
 #define LEASE_MS 10000     /* never runs out during a test */
@@ -29,6 +32,9 @@
 #define RECOVER_TRIES 3    /* acquires after a session expired, as a caller retries */
 #define BUDGET_MS 300      /* a waiter's wait budget */
 #define TCASE_TIMEOUT_S 180 /* an ensemble's start on a loaded machine, and the tests */
+#define WAITERS 3          /* the herd test's waiters */
+#define MNTR_LEN 65536     /* a 3.8 server's mntr answer is about 17 KB */
+#define MNTR_TRIES 5       /* a busy JVM may miss a four-letter word */
 
 /* ---- basics ---------------------------------------------------------------------- */
 
@@ -186,6 +192,157 @@ START_TEST(test_zk_release_by_non_owner)
 }
 END_TEST
 
+/* A thread of the holder's handle that never took the lock releases it. */
+static void *release_in_thread(void *arg)
+{
+    attempt *a = arg;
+
+    a->release_rc = dlock_release(a->l);
+    return NULL;
+}
+
+START_TEST(test_zk_release_by_other_thread)
+{
+    zhandle_t *zh = zk_open();
+    attempt other;
+    pthread_t t;
+    dlock *a;
+
+    harness_title(CAPS.owner_check ? "another thread of the holder's handle releases: NOT_OWNER, "
+                  "the holder's node stays" : "another thread of the holder's handle releases: "
+                  "the holder's node is gone (by path)");
+    a = take("A", "thread", LEASE_MS);
+    other = (attempt){ a, -1, -1, 0 };
+    ck_assert_msg(pthread_create(&t, NULL, release_in_thread, &other) == 0, "no thread");
+    pthread_join(t, NULL);
+    ck_assert_msg(other.release_rc == (CAPS.owner_check ? DLOCK_NOT_OWNER : DLOCK_OK),
+                  "the other thread's release got %s (%s); expected %s",
+                  harness_result(other.release_rc), dlock_errstr(a),
+                  CAPS.owner_check ? "NOT_OWNER" : "OK");
+    ck_assert_msg(zk_holds(zh, "thread") == CAPS.owner_check, "after the other thread's release "
+                  "A's node %s", zk_holds(zh, "thread") ? "is still there" : "is gone");
+    ck_assert_msg(dlock_release(a) == (CAPS.owner_check ? DLOCK_OK : DLOCK_NOT_OWNER),
+                  "A's own release got %s", dlock_errstr(a));
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+/* ---- a release wakes whom ------------------------------------------------------------- */
+
+/* What the ensemble's servers say of watches, summed over them: the
+ * notifications sent so far (mntr's zk_sum_node_*_watch_count, as the
+ * bench counts them) and the watches set now (zk_watch_count). */
+typedef struct watches {
+    long long fired;
+    long long set;
+} watches;
+
+static watches watches_now(void)
+{
+    const sim_ensemble *e = harness_ensemble();
+    char *text = malloc(MNTR_LEN), value[32], why[256];
+    watches w = { 0, 0 };
+    sim_mntr one;
+    int i, tries, asked;
+
+    ck_assert_msg(text != NULL, "out of memory for an mntr answer");
+    for (i = 0; i < e->nodes; i++) {
+        for (tries = 0, asked = -1; tries < MNTR_TRIES && asked != 0; tries++)
+            asked = sim_ensemble_ask(e->port + i, "mntr", text, MNTR_LEN);
+        ck_assert_msg(asked == 0, "ZooKeeper node %d answered no mntr %d times", i, MNTR_TRIES);
+        ck_assert_msg(sim_mntr_parse(text, &one, why, sizeof(why)) == 0, "node %d: %s", i, why);
+        ck_assert_msg(sim_mntr_value(text, "zk_watch_count", value, sizeof(value)) == 0,
+                      "node %d's mntr has no zk_watch_count", i);
+        w.fired += one.watches;
+        w.set += atoll(value);
+    }
+    free(text);
+    return w;
+}
+
+/* Every server has applied what the leader committed so far, and so
+ * sent the notifications it triggered: a sync on a session of each. */
+static void every_server_caught_up(void)
+{
+    const sim_ensemble *e = harness_ensemble();
+    zhandle_t *zh;
+    int i;
+
+    for (i = 0; i < e->nodes; i++) {
+        zh = zk_client_open(e->port + i, 1, LIVE_LEASE_MS * 30);
+        ck_assert_msg(zk_sync(zh) == 0, "node %d did not answer a sync", i);
+        zookeeper_close(zh);
+    }
+}
+
+static atomic_int herd_go;     /* set: a waiter that holds may release */
+static atomic_int herd_held;   /* waiters whose acquire returned OK */
+
+/* A waiter: takes the lock, holds it until herd_go, gives it back. */
+static void *wait_and_hold(void *arg)
+{
+    attempt *a = arg;
+
+    a->rc = dlock_acquire(a->l);
+    if (a->rc != DLOCK_OK)
+        return NULL;
+    atomic_fetch_add(&herd_held, 1);
+    while (!atomic_load(&herd_go))
+        harness_sleep_ms(5);
+    a->release_rc = dlock_release(a->l);
+    return NULL;
+}
+
+START_TEST(test_zk_release_wakes)
+{
+    int64_t deadline = harness_now_ms() + 40 * BUDGET_MS;
+    long long want = CAPS.queue ? 1 : WAITERS;
+    attempt w[WAITERS];
+    pthread_t t[WAITERS];
+    watches before, after;
+    dlock *a;
+    int i;
+
+    harness_title(CAPS.queue ? "a release wakes one of %d waiters: one watch notification"
+                  : "a release wakes all %d waiters: a watch notification each (a herd)",
+                  WAITERS);
+    a = take("A", "herd", LEASE_MS);
+    before = watches_now();
+    for (i = 0; i < WAITERS; i++) {
+        w[i] = (attempt){ harness_lock(harness_server(), "herd", LEASE_MS, 40 * BUDGET_MS),
+                          -1, -1, 0 };
+        ck_assert_msg(pthread_create(&t[i], NULL, wait_and_hold, &w[i]) == 0, "no thread");
+    }
+    /* Every waiter has set its watch before A releases. */
+    while ((after = watches_now()).set < before.set + WAITERS && harness_now_ms() < deadline)
+        harness_sleep_ms(20);
+    ck_assert_msg(after.set >= before.set + WAITERS, "%lld watches set by %d waiters",
+                  after.set - before.set, WAITERS);
+    before = watches_now();
+    release_ok(a, "A");
+    while (atomic_load(&herd_held) == 0 && harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    ck_assert_msg(atomic_load(&herd_held) == 1, "%d waiters hold the lock after A's release; "
+                  "expected one", atomic_load(&herd_held));
+    every_server_caught_up();
+    after = watches_now();
+    ck_assert_msg(after.fired - before.fired == want, "A's release sent %lld watch "
+                  "notifications to %d waiters; expected %lld", after.fired - before.fired,
+                  WAITERS, want);
+    printf("  one release, %d waiters: %lld notification(s)\n", WAITERS,
+           after.fired - before.fired);
+    atomic_store(&herd_go, 1);
+    for (i = 0; i < WAITERS; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_msg(w[i].rc == DLOCK_OK && w[i].release_rc == DLOCK_OK, "waiter %d got %s, "
+                      "then %s (%s)", i, harness_result(w[i].rc), harness_result(w[i].release_rc),
+                      dlock_errstr(w[i].l));
+        dlock_free(w[i].l);
+    }
+    dlock_free(a);
+}
+END_TEST
+
 /* ---- the session is the lease ------------------------------------------------------ */
 
 /* What the continued holder says: its release's and next acquire's
@@ -303,6 +460,8 @@ Suite *zk_suite(void)
         tcase_add_test(basics, test_zk_reentry);
     tcase_add_test(basics, test_zk_self_deadlock);
     tcase_add_test(basics, test_zk_release_by_non_owner);
+    tcase_add_test(basics, test_zk_release_by_other_thread);
+    tcase_add_test(basics, test_zk_release_wakes);
     if (!CAPS.token)
         tcase_add_test(basics, test_zk_token_without_fence);
     ADD_TESTS(zk_tcase(s, "session"), session);
