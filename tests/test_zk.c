@@ -227,37 +227,53 @@ START_TEST(test_zk_release_by_other_thread)
     zk_close(zh);
 }
 END_TEST
+
 /* ---- a release wakes whom ------------------------------------------------------------- */
 
-/* What the ensemble's servers say of watches, summed over them: the
- * notifications sent so far (mntr's zk_sum_node_*_watch_count, as the
- * bench counts them) and the watches set now (zk_watch_count). */
-typedef struct watches {
-    long long fired;
+/* What the ensemble's servers counted, summed over them, read as the
+ * bench reads it (mntr.h): the packets and notifications so far in sum,
+ * our mntr words in sum.asked; and the watches set now (zk_watch_count). */
+typedef struct counts {
+    sim_mntr sum;
     long long set;
-} watches;
+} counts;
 
-static watches watches_now(void)
+static long long words_asked; /* mntr words this test sent: each one a packet */
+
+static counts counts_now(void)
 {
     const sim_ensemble *e = harness_ensemble();
     char *text = malloc(MNTR_LEN), value[32], why[256];
-    watches w = { 0, 0 };
+    counts c = { { 0, 0, 0, 0 }, 0 };
     sim_mntr one;
-    int i, tries, asked;
+    int i, tries, rc;
 
     ck_assert_msg(text != NULL, "out of memory for an mntr answer");
     for (i = 0; i < e->nodes; i++) {
-        for (tries = 0, asked = -1; tries < MNTR_TRIES && asked != 0; tries++)
-            asked = sim_ensemble_ask(e->port + i, "mntr", text, MNTR_LEN);
-        ck_assert_msg(asked == 0, "ZooKeeper node %d answered no mntr %d times", i, MNTR_TRIES);
+        for (tries = 0, rc = -1; tries < MNTR_TRIES && rc != 0; tries++, words_asked++)
+            rc = sim_ensemble_ask(e->port + i, "mntr", text, MNTR_LEN);
+        ck_assert_msg(rc == 0, "ZooKeeper node %d answered no mntr %d times", i, MNTR_TRIES);
         ck_assert_msg(sim_mntr_parse(text, &one, why, sizeof(why)) == 0, "node %d: %s", i, why);
         ck_assert_msg(sim_mntr_value(text, "zk_watch_count", value, sizeof(value)) == 0,
                       "node %d's mntr has no zk_watch_count", i);
-        w.fired += one.watches;
-        w.set += atoll(value);
+        sim_mntr_add(&c.sum, &one);
+        c.set += atoll(value);
     }
+    c.sum.asked = words_asked;
     free(text);
-    return w;
+    return c;
+}
+
+/* The clients' requests between two readings (no session opened or
+ * closed in between): the packets, less our mntr words. */
+static long long requests_between(const counts *before, const counts *after)
+{
+    sim_mntr_delta d;
+    char why[256];
+
+    ck_assert_msg(sim_mntr_delta_of(&before->sum, &after->sum, &d, why, sizeof(why)) == 0,
+                  "%s", why);
+    return d.requests;
 }
 
 /* Every server has applied what the leader committed so far, and so
@@ -296,41 +312,50 @@ static void *wait_and_hold(void *arg)
 START_TEST(test_zk_release_wakes)
 {
     int64_t deadline = harness_now_ms() + 40 * BUDGET_MS;
-    long long want = CAPS.queue ? 1 : WAITERS;
+    long long want = CAPS.queue ? 1 : WAITERS, sent;
     attempt w[WAITERS];
     pthread_t t[WAITERS];
-    watches before, after;
+    counts before, after;
     dlock *a;
     int i;
 
-    harness_title(CAPS.queue ? "a release wakes one of %d waiters: one watch notification"
-                  : "a release wakes all %d waiters: a watch notification each (a herd)",
-                  WAITERS);
+    harness_title(CAPS.queue ? "%d waiters send nothing while they wait; a release wakes one: "
+                  "one watch notification" : "%d waiters send nothing while they wait; a "
+                  "release wakes them all: a notification each (a herd)", WAITERS);
     a = take("A", "herd", LEASE_MS);
-    before = watches_now();
+    before = counts_now();
     for (i = 0; i < WAITERS; i++) {
         w[i] = (attempt){ harness_lock(harness_server(), "herd", LEASE_MS, 40 * BUDGET_MS),
                           -1, -1, 0 };
         ck_assert_msg(pthread_create(&t[i], NULL, wait_and_hold, &w[i]) == 0, "no thread");
     }
     /* Every waiter has set its watch before A releases. */
-    while ((after = watches_now()).set < before.set + WAITERS && harness_now_ms() < deadline)
+    while ((after = counts_now()).set < before.set + WAITERS && harness_now_ms() < deadline)
         harness_sleep_ms(20);
     ck_assert_msg(after.set >= before.set + WAITERS, "%lld watches set by %d waiters",
                   after.set - before.set, WAITERS);
-    before = watches_now();
+    /* No polling: a waiter sleeps on its watch; a session pings a few
+     * times a lease (10 s), at most once each in this wait. */
+    before = counts_now();
+    harness_sleep_ms(BUDGET_MS);
+    after = counts_now();
+    sent = requests_between(&before, &after);
+    ck_assert_msg(sent <= WAITERS + 1, "%d waiters and the holder sent %lld requests in %d ms "
+                  "of waiting; expected at most a ping each: a waiter polls", WAITERS, sent,
+                  BUDGET_MS);
     release_ok(a, "A");
     while (atomic_load(&herd_held) == 0 && harness_now_ms() < deadline)
         harness_sleep_ms(5);
     ck_assert_msg(atomic_load(&herd_held) == 1, "%d waiters hold the lock after A's release; "
                   "expected one", atomic_load(&herd_held));
     every_server_caught_up();
-    after = watches_now();
-    ck_assert_msg(after.fired - before.fired == want, "A's release sent %lld watch "
-                  "notifications to %d waiters; expected %lld", after.fired - before.fired,
-                  WAITERS, want);
-    printf("  one release, %d waiters: %lld notification(s)\n", WAITERS,
-           after.fired - before.fired);
+    before = after;
+    after = counts_now();
+    ck_assert_msg(after.sum.watches - before.sum.watches == want, "A's release sent %lld watch "
+                  "notifications to %d waiters; expected %lld",
+                  after.sum.watches - before.sum.watches, WAITERS, want);
+    printf("  %d waiters: %lld requests in %d ms of waiting; one release: %lld notification(s)\n",
+           WAITERS, sent, BUDGET_MS, after.sum.watches - before.sum.watches);
     atomic_store(&herd_go, 1);
     for (i = 0; i < WAITERS; i++) {
         pthread_join(t[i], NULL);
