@@ -3,10 +3,11 @@
  * Every test talks to a real ensemble of three servers that its tcase's
  * fixture starts (harness.h: a JVM takes a second to start, so the tests
  * of a tcase share it), and reads the lock's nodes with a session of its
- * own (zk_tests.h). Expectations come from the stage's row in stages.h, as
- * in tests/test_lock.c: where a stage lacks a capability, the test
- * asserts the flaw it keeps (v10 deletes the holder's node for anyone,
- * and deadlocks on itself). Each test names its locks apart, so the tests
+ * own (zk_tests.h), and what its servers counted (their mntr answers, as
+ * the bench reads them). Expectations come from the stage's row in
+ * stages.h, as in tests/test_lock.c: where a stage lacks a capability,
+ * the test asserts the flaw it keeps (v10 deletes the holder's node for
+ * anyone, wakes every waiter at each release, and deadlocks on itself). Each test names its locks apart, so the tests
  * of a tcase need not empty the ensemble between them. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -245,11 +246,12 @@ static counts counts_now(void)
     const sim_ensemble *e = harness_ensemble();
     char *text = malloc(MNTR_LEN), value[32], why[256];
     counts c = { { 0, 0, 0, 0 }, 0 };
-    sim_mntr one;
     int i, tries, rc;
 
     ck_assert_msg(text != NULL, "out of memory for an mntr answer");
     for (i = 0; i < e->nodes; i++) {
+        sim_mntr one = { 0, 0, 0, 0 }; /* the parse leaves asked as it is */
+
         for (tries = 0, rc = -1; tries < MNTR_TRIES && rc != 0; tries++, words_asked++)
             rc = sim_ensemble_ask(e->port + i, "mntr", text, MNTR_LEN);
         ck_assert_msg(rc == 0, "ZooKeeper node %d answered no mntr %d times", i, MNTR_TRIES);

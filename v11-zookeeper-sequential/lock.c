@@ -1,5 +1,5 @@
 /* v11-zookeeper-sequential: a queue of sequential nodes per lock, on a
- * ZooKeeper ensemble, and the node's zxid as a fencing token.
+ * ZooKeeper ensemble, and the node's zxid as a fence.
  *
  * The layout is Apache Curator's InterProcessMutex, so that a Curator
  * client and this one contend for the same lock:
