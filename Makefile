@@ -142,6 +142,9 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_queue.c tests/test_clock.c tests/test_proxy.c tests/test_matrix.c \
                    tests/test_zk.c tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c tests/zk_client.c \
                    tests/run_stage.c tests/row_claims.c tests/tcases.c tests/rundir.c)
+# A stage's ZooKeeper suite counts the watch notifications a release sends
+# as the bench counts them: from the servers' mntr answers (sim/bench/mntr.c).
+TEST_BENCH_OBJS := $(BUILD)/sim/bench/mntr.o
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
                    tests/test_report_timeline.c tests/test_verdicts.c \
@@ -192,7 +195,7 @@ $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c)) \
                    $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 
-$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
+$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	@$(say) "build  $(call stage_dir,$(1)): its contract suite and matrix row, $$@"
 	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 
@@ -256,11 +259,11 @@ $(GRADE_DIR)/v$(1)/client: $$(GRADE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(GRAD
 	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 
 .PHONY: grade-prereqs-v$(1)
-grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
+grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
     $(ZK_CLASS_DATA) $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 	@:
 
-$(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
+$(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $(GRADE_DIR)/v$(1)/client
 	@$(say) "build  the graded lock.c's suite and matrix row, $$@"
 	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 endef
