@@ -16,10 +16,10 @@
  *     };
  *
  * Every call below takes the stage's handle and reaches the shared part
- * through that first member. redis.c defines dlock_config_init,
- * dlock_errstr, and the no-op dlock_token and dlock_failpoint, all weak; a
- * stage defines dlock_new, dlock_acquire, dlock_release and dlock_free,
- * and dlock_token too when it draws tokens. */
+ * through that first member. redis.c defines dlock_config_init and
+ * dlock_errstr, and the weak no-ops dlock_token (v7 defines its own) and
+ * dlock_failpoint (the simulator links its own); a stage defines
+ * dlock_new, dlock_acquire, dlock_release and dlock_free. */
 #ifndef DLOCK_REDIS_H
 #define DLOCK_REDIS_H
 
