@@ -111,16 +111,13 @@
     "if tonumber(ARGV[4]) > 0\n"                                \
     "        and redis.call('zscore', KEYS[4], ARGV[2]) == false then\n" \
     "    local last = redis.call('lindex', KEYS[3], -1)\n"      \
-    "    local before = ttl\n"                                  \
-    "    if last ~= false then\n"                               \
-    "        before = tonumber(redis.call('zscore', KEYS[4], last)) - now\n" \
-    "    end\n"                                                 \
+    "    local before = last and tonumber(redis.call('zscore', KEYS[4], last)) - now or ttl\n" \
     "    redis.call('zadd', KEYS[4], now + math.max(before, 0) + tonumber(ARGV[4]),\n" \
     "               ARGV[2])\n"                                 \
     "    redis.call('rpush', KEYS[3], ARGV[2])\n"               \
     "end\n"                                                     \
     "return ttl\n"
-#define LOCK_SHA "ab8539fd12d69b435d7b5dd59424a40d8ae1f750"
+#define LOCK_SHA "3aa3f3b9dd6efa34cce2b4f8d13b52ca06413da7"
 
 /* Drop one hold; the last one deletes the key and wakes the first waiter,
  * only it. A lock already gone wakes it too (as Redisson's does), so a
@@ -541,10 +538,8 @@ int dlock_acquire(dlock *l)
         return DLOCK_ERR; /* refused by dlock_new: it has no channel */
     /* Our own channel: a release wakes the first waiter only. */
     owner_token(l, token, sizeof(token));
-    mine = malloc(strlen(l->channel) + strlen(token) + 2);
-    if (mine == NULL)
+    if (asprintf(&mine, "%s:%s", l->channel, token) < 0)
         return fail(l, "acquire", "out of memory");
-    sprintf(mine, "%s:%s", l->channel, token);
     while ((rc = redis_guarded(l, try_acquire)) == DLOCK_BUSY) {
         long left = l->r.cfg.wait_ms - redis_elapsed_ms(&start);
 
