@@ -66,15 +66,21 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # plays a run.
 ZK_CFLAGS := -DTHREADED
 ZK_LIBS := -lzookeeper_mt
-LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) -pthread
-stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS))
+# The MariaDB client, Connector/C (libmariadb-dev): the mariadb stages and
+# the simulator's MariaDB servers (sim/servers/mariadbd.c) include its
+# <mysql.h>, and every program that starts servers links it.
+MARIADB_CFLAGS := $(shell pkg-config --cflags libmariadb 2>/dev/null)
+MARIADB_LIBS := $(or $(shell pkg-config --libs libmariadb 2>/dev/null),-lmariadb)
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) $(MARIADB_LIBS) -pthread
+stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS)) \
+               $(if $(filter mariadb,$(call stage_server,$(1))),$(MARIADB_CFLAGS))
 
 # The simulator's folders, one per role, lowest layer first: a file
 # includes headers from its own folder and the folders before it, never
 # from one after it (tests/layout.sh checks that). The README's layout
 # section says what each folder owns.
 SIM_LAYERS := base history checker servers client play report html bench
-SIM_INC := -Isim $(addprefix -Isim/,$(SIM_LAYERS))
+SIM_INC := -Isim $(addprefix -Isim/,$(SIM_LAYERS)) $(MARIADB_CFLAGS)
 SIM_HDRS := $(wildcard sim/*.def $(SIM_LAYERS:%=sim/%/*.h))
 sim_srcs = $(filter-out $(SIM_SHIM_SRC),$(wildcard $(1:%=sim/%/*.c)))
 
@@ -343,7 +349,8 @@ sim-test: $(BUILD)/test_sim
 # process or dir left behind, also after Ctrl-C, and a matrix's shared
 # ensemble, whose clocks a run may move.
 SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o \
-                     $(BUILD)/tests/zk_client.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o
+                     $(BUILD)/tests/zk_client.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o \
+                     $(BUILD)/tests/test_mariadbd.o
 $(BUILD)/tests/test_ensemble.o $(BUILD)/tests/zk_client.o: CFLAGS += $(ZK_CFLAGS)
 
 $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
@@ -352,7 +359,7 @@ $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
 .PHONY: servers-test
 servers-test: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/test_servers
-	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty, a shared one's clocks =="
+	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty, a shared one's clocks; a MariaDB primary and replica =="
 	@$(BUILD)/test_servers
 
 # ---- the commands as a user types them (no Redis) -------------------------
