@@ -127,6 +127,7 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_lock_contention.c tests/test_lock_errors.c tests/test_lock_quorum.c \
                    tests/test_queue.c tests/test_clock.c tests/test_proxy.c tests/test_matrix.c \
                    tests/test_zk.c tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c tests/zk_client.c \
+                   tests/test_mariadb.c \
                    tests/run_stage.c tests/row_claims.c tests/tcases.c tests/rundir.c)
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
