@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -148,7 +149,11 @@ int sim_mariadb_value(MYSQL *c, char *out, size_t outlen, char *errstr, size_t l
 }
 
 /* mariadbd on m's data dir and port; returns once root's socket answers.
- * 1 when the port was taken (the caller picks another), 0, or -1. */
+ * 1 when the port was taken (the caller picks another), 0, or -1.
+ * Its timeouts are those it ships with, which services keep: a session
+ * that sends nothing lives 8 hours (wait_timeout), a read or write that
+ * stalls mid-statement ends after 30 or 60 s. They decide when a silent
+ * holder's GET_LOCK ends, so they are written out here. */
 static int launch(sim_mariadb *m, char *errstr, size_t len)
 {
     char datadir[SIM_PATH_LEN + 16], port[32], sock[SIM_PATH_LEN + 32], files[SIM_PATH_LEN + 32];
@@ -158,7 +163,8 @@ static int launch(sim_mariadb *m, char *errstr, size_t len)
         files, sid, "--log-bin=mariadb-bin", "--skip-name-resolve",
         "--innodb-buffer-pool-size=8M", "--key-buffer-size=1M",
         "--aria-pagecache-buffer-size=1M", "--performance-schema=OFF",
-        "--max-connections=200", NULL,
+        "--max-connections=200", "--wait-timeout=28800", "--net-read-timeout=30",
+        "--net-write-timeout=60", NULL,
     };
     long began = monotonic_ms();
     int status = 0;
@@ -268,10 +274,25 @@ static int install(sim_mariadb *m, char *errstr, size_t len)
     return wait_exit(&m->srv, "mariadb-install-db", INSTALL_TIMEOUT_MS, errstr, len);
 }
 
+/* Debian puts mariadbd in /usr/sbin, which a user's PATH may lack: the
+ * servers are found in $PATH (server.h), so it goes at its end. */
+static void path_with_sbin(void)
+{
+    const char *path = getenv("PATH");
+    char more[4096];
+
+    if (path != NULL && strstr(path, "/usr/sbin") != NULL)
+        return;
+    snprintf(more, sizeof(more), "%s%s/usr/sbin", path != NULL ? path : "/usr/bin:/bin",
+             ":");
+    setenv("PATH", more, 1);
+}
+
 int sim_mariadb_start(sim_mariadb *m, const char *parent_dir, const char *name,
                       int server_id, const char *password, const char *const *env,
                       char *errstr, size_t len)
 {
+    path_with_sbin();
     if (sim_server_make_dir(&m->srv, parent_dir, name, errstr, len) != 0)
         return -1;
     m->server_id = server_id;

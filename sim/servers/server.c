@@ -159,10 +159,6 @@ static int find_program(const char *program, char *out, size_t outlen,
         if (end > p && access(out, X_OK) == 0)
             return 0;
     }
-    /* Debian puts mariadbd in /usr/sbin, which a user's PATH may lack. */
-    snprintf(out, outlen, "/usr/sbin/%s", program);
-    if (access(out, X_OK) == 0)
-        return 0;
     return sim_error(errstr, len, "%s not found: run `make deps`", program);
 }
 
