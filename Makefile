@@ -229,7 +229,7 @@ GRADE_DIR ?= $(BUILD)/grade
 
 define GRADE_RULES
 $(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h $(PLUMBING_HDRS)
-	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -Iplumbing -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(GRADE_DIR)/v$(1) -Iplumbing -c $$< -o $$@
 
 GRADE_OBJS_$(1) := $(GRADE_DIR)/v$(1)/lock.o $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 
