@@ -105,6 +105,13 @@ SHIM_CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werro
 # BindException says why a node died); -XX:-UsePerfData leaves no
 # /tmp/hsperfdata_<user>/<pid> behind a SIGKILL.
 ZK_CLASS_DATA := $(BUILD)/zookeeper.jsa
+# A MariaDB data dir as mariadb-install-db makes it, made once by make:
+# every MariaDB server the tests and the simulator start copies it (22 MB,
+# a few milliseconds) where it would run the installer (a second of CPU,
+# and a shell script whose mariadbd outlives a run killed meanwhile).
+# Without mariadbd (make deps installs it) there is none, and each server
+# runs the installer itself; sim/servers/mariadbd.c gets its path.
+MARIADB_DATA := $(BUILD)/mariadb-data
 ZK_JAR := /usr/share/java/zookeeper.jar
 ZK_CLASS_PATH := $(ZK_JAR):/usr/share/java/slf4j-simple.jar
 ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
@@ -189,7 +196,7 @@ $(BUILD)/v$(1)/sim/%.o: sim/%.c $(SIM_HDRS) $(call stage_dir,$(1))/lock.h $(PLUM
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -c $$< -o $$@
 
-$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(SIM_SHIM) $(ZK_CLASS_DATA)
+$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(SIM_SHIM) $(ZK_CLASS_DATA) $(MARIADB_DATA)
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach n,$(STAGES),$(eval $(call STAGE_RULES,$(n))))
@@ -201,6 +208,15 @@ $(BUILD)/sim/%.o: sim/%.c $(SIM_HDRS)
 $(SIM_SHIM): $(SIM_SHIM_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
+
+$(MARIADB_DATA):
+	@mkdir -p $(@D)
+	@rm -rf $@.tmp
+	@if command -v mariadb-install-db >/dev/null 2>&1; then \
+	    echo "mariadb-install-db --datadir=$@ (the MariaDB servers' first data dir, 1 s)"; \
+	    mariadb-install-db --no-defaults --datadir=$(CURDIR)/$@.tmp \
+	        --auth-root-authentication-method=normal --skip-test-db >$@.log 2>&1 && \
+	    mv $@.tmp $@ || { rm -rf $@.tmp; echo "mariadb-install-db failed: see $@.log"; }; fi
 
 $(ZK_CLASS_DATA): Makefile
 	@mkdir -p $(@D)
@@ -239,7 +255,7 @@ $(GRADE_DIR)/v$(1)/client: $$(GRADE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(GRAD
 
 .PHONY: grade-prereqs-v$(1)
 grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
-    $(ZK_CLASS_DATA) $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
+    $(ZK_CLASS_DATA) $(MARIADB_DATA) $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 	@:
 
 $(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
@@ -293,6 +309,8 @@ course-test: check-deps
 	    -- $(STAGE_LINES)
 
 $(BUILD)/sim/servers/zk_observer.o: CFLAGS += $(ZK_CFLAGS)
+$(BUILD)/sim/servers/mariadbd.o: CFLAGS += -DSIM_MARIADB_DATA='"$(CURDIR)/$(MARIADB_DATA)"'
+$(BUILD)/sim/servers/mariadbd.o: Makefile
 $(BUILD)/sim/servers/ensemble.o: CFLAGS += -DSIM_ZK_JAR='"$(ZK_JAR)"' \
     -DSIM_ZK_CLASS_PATH='"$(ZK_CLASS_PATH)"' -DSIM_ZK_JAVA_OPTS='"$(ZK_JAVA_OPTS)"'
 $(BUILD)/sim/servers/ensemble.o: Makefile
@@ -354,7 +372,7 @@ SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o
                      $(BUILD)/tests/test_mariadbd.o
 $(BUILD)/tests/test_ensemble.o $(BUILD)/tests/zk_client.o: CFLAGS += $(ZK_CFLAGS)
 
-$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
+$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA) $(MARIADB_DATA)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PHONY: servers-test

@@ -1,6 +1,8 @@
 /* mariadbd: one MariaDB server process (see mariadbd.h). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mariadbd.h"
 #include "proc.h"
@@ -261,12 +264,72 @@ static int make_dirs(sim_mariadb *m, char *errstr, size_t len)
     return 0;
 }
 
+#ifndef SIM_MARIADB_DATA
+#define SIM_MARIADB_DATA "" /* no data dir to copy: every server installs its own */
+#endif
+
+static int copy_file(const char *from, const char *to, char *errstr, size_t len)
+{
+    char buf[65536];
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
+    ssize_t n;
+
+    if (in >= 0)
+        out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
+    while (out >= 0 && rc == 0 && (n = read(in, buf, sizeof(buf))) != 0)
+        if (n < 0 ? errno != EINTR : write(out, buf, (size_t)n) != n)
+            rc = -1;
+    if (in < 0 || out < 0 || rc != 0)
+        rc = sim_error(errstr, len, "copy %s to %s: %s", from, to, strerror(errno));
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0 && rc == 0)
+        rc = sim_error(errstr, len, "close %s: %s", to, strerror(errno));
+    return rc;
+}
+
+/* Copies the dir tree from (dirs and plain files: a data dir) to to. */
+static int copy_tree(const char *from, const char *to, char *errstr, size_t len)
+{
+    char a[SIM_PATH_LEN + 256], b[SIM_PATH_LEN + 256];
+    struct dirent *e;
+    struct stat st;
+    DIR *d;
+    int rc = 0;
+
+    if (mkdir(to, 0700) != 0)
+        return sim_error(errstr, len, "mkdir %s: %s", to, strerror(errno));
+    if ((d = opendir(from)) == NULL)
+        return sim_error(errstr, len, "opendir %s: %s", from, strerror(errno));
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(a, sizeof(a), "%s/%s", from, e->d_name);
+        snprintf(b, sizeof(b), "%s/%s", to, e->d_name);
+        if (lstat(a, &st) != 0)
+            rc = sim_error(errstr, len, "stat %s: %s", a, strerror(errno));
+        else if (S_ISDIR(st.st_mode))
+            rc = copy_tree(a, b, errstr, len);
+        else if (S_ISREG(st.st_mode))
+            rc = copy_file(a, b, errstr, len);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* The server's data dir: a copy of the one make installed, or, without
+ * it, mariadb-install-db's own. */
 static int install(sim_mariadb *m, char *errstr, size_t len)
 {
     char datadir[SIM_PATH_LEN + 16];
     const char *args[] = { "--no-defaults", datadir, "--auth-root-authentication-method=normal",
                            "--skip-test-db", NULL };
+    struct stat st;
 
+    if (SIM_MARIADB_DATA[0] != '\0' && stat(SIM_MARIADB_DATA, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(datadir, sizeof(datadir), "%s/data", m->srv.dir);
+        return copy_tree(SIM_MARIADB_DATA, datadir, errstr, len);
+    }
     snprintf(datadir, sizeof(datadir), "--datadir=%s/data", m->srv.dir);
     if (sim_server_exec(&m->srv, "mariadb-install-db", args, NULL, "install.log", errstr,
                         len) != 0)
