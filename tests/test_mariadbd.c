@@ -1,7 +1,8 @@
 /* test_mariadbd: real MariaDB servers as the simulator and the MariaDB
  * stages' tests start them (sim/servers/mariadbd): a primary and its
  * asynchronous replica, who gets in and who does not, a committed row
- * across a crash and a restart, a promotion, and nothing left behind.
+ * across a crash and a restart, a promotion, and nothing left behind,
+ * also after Ctrl-C.
  *
  * The tcase's fixture starts both servers in the runner's process; the
  * tests run in processes of their own (Check's fork mode). */
@@ -11,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "mariadbd.h"
 #include "rundir.h"
 #include "tcases.h"
@@ -204,6 +208,87 @@ START_TEST(test_mariadb_restart_keeps_rows)
 }
 END_TEST
 
+/* Whether a process with this pid runs; a zombie holds nothing and does
+ * not count. */
+static int alive(pid_t pid)
+{
+    char path[64], st[256], *paren;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (pid <= 0 || (f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(st, 1, sizeof(st) - 1, f);
+    fclose(f);
+    st[n] = '\0';
+    paren = strrchr(st, ')');
+    return paren == NULL || paren[1] == '\0' || paren[2] != 'Z';
+}
+
+typedef struct started {
+    char dir[SIM_PATH_LEN];
+    pid_t pid[2];
+} started;
+
+/* In a child: a primary and its replica in a temp dir of their own, told
+ * to the parent, then a wait for the parent's SIGINT, which the
+ * simulator's own handler gets (as in build/sim/sim). */
+static void start_and_wait(int fd)
+{
+    char err[512], password[SIM_MARIADB_PASSWORD_LEN];
+    sim_mariadb p, r;
+    started st;
+
+    sim_cluster_cleanup_on_signal();
+    memset(&st, 0, sizeof(st));
+    setenv("TMPDIR", rundir_path(), 1);
+    if (sim_tempdir_create(st.dir, sizeof(st.dir), err, sizeof(err)) != 0 ||
+        sim_mariadb_password(password, err, sizeof(err)) != 0 ||
+        sim_mariadb_start(&p, st.dir, "p", 1, password, NULL, err, sizeof(err)) != 0 ||
+        sim_mariadb_start(&r, st.dir, "r", 2, password, NULL, err, sizeof(err)) != 0 ||
+        sim_mariadb_replicate(&r, &p, err, sizeof(err)) != 0)
+        _exit(3);
+    st.pid[0] = p.srv.pid;
+    st.pid[1] = r.srv.pid;
+    if (write(fd, &st, sizeof(st)) != (ssize_t)sizeof(st))
+        _exit(4);
+    for (;;)
+        pause();
+}
+
+/* Ctrl-C while they run: the signal's cleanup kills both servers and
+ * removes the temp dir, data dirs and all. */
+START_TEST(test_mariadb_interrupt_leaves_nothing)
+{
+    int fds[2], status, i;
+    struct stat sb;
+    started st;
+    pid_t child;
+    ssize_t n;
+
+    ck_assert_msg(pipe(fds) == 0, "pipe: %s", strerror(errno));
+    child = fork();
+    ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
+    if (child == 0) {
+        close(fds[0]);
+        start_and_wait(fds[1]);
+    }
+    close(fds[1]);
+    n = read(fds[0], &st, sizeof(st));
+    close(fds[0]);
+    kill(child, SIGINT);
+    waitpid(child, &status, 0);
+    ck_assert_msg(n == (ssize_t)sizeof(st), "the child did not start its servers (exit %d)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
+                  "the child should have died of its SIGINT");
+    for (i = 0; i < 2; i++)
+        ck_assert_msg(!alive(st.pid[i]), "mariadbd %ld outlived Ctrl-C", (long)st.pid[i]);
+    ck_assert_msg(stat(st.dir, &sb) != 0, "the temp dir %s outlived Ctrl-C", st.dir);
+}
+END_TEST
+
 Suite *mariadb_servers_suite(void)
 {
     Suite *s = suite_create("mariadb");
@@ -215,6 +300,7 @@ Suite *mariadb_servers_suite(void)
     tcase_add_test(tc, test_mariadb_no_escape);
     tcase_add_test(tc, test_mariadb_restart_keeps_rows);
     tcase_add_test(tc, test_mariadb_replica_promoted);
+    tcase_add_test(tc, test_mariadb_interrupt_leaves_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
