@@ -372,7 +372,7 @@ SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o
                      $(BUILD)/tests/test_mariadbd.o
 $(BUILD)/tests/test_ensemble.o $(BUILD)/tests/zk_client.o: CFLAGS += $(ZK_CFLAGS)
 
-$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA) $(MARIADB_DATA)
+$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA) $(MARIADB_DATA) $(SIM_SHIM)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PHONY: servers-test

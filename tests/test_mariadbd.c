@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clockfile.h"
 #include "cluster.h"
 #include "mariadbd.h"
 #include "rundir.h"
@@ -208,6 +211,59 @@ START_TEST(test_mariadb_restart_keeps_rows)
 }
 END_TEST
 
+/* The server's wall clock, in ms since the epoch, as NOW(3) reads it. */
+static long long server_ms(MYSQL *c)
+{
+    char out[64], err[512];
+
+    ck_assert_msg(sim_mariadb_value(c, out, sizeof(out), err, sizeof(err),
+                                    "SELECT ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000)") == 0, "%s", err);
+    return atoll(out);
+}
+
+/* The clock library, next to this program: build/clockshim.so. */
+static void clock_shim(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    ck_assert_msg(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+    self[n] = '\0';
+    snprintf(out, len, "%s/clockshim.so", dirname(self));
+    ck_assert_msg(access(out, R_OK) == 0, "the clock library %s is missing: build it with "
+                  "make", out);
+}
+
+/* A server started under the clock library: a jump moves NOW(3) by as
+ * much, at once (v12's leases run by it). */
+START_TEST(test_mariadb_clock_jumps)
+{
+    char err[512], password[SIM_MARIADB_PASSWORD_LEN], shim[PATH_MAX];
+    char file[SIM_CLOCKFILE_LEN];
+    long long before, after;
+    sim_clock_env env;
+    sim_mariadb m;
+    MYSQL *c;
+
+    memset(&m, 0, sizeof(m));
+    clock_shim(shim, sizeof(shim));
+    ck_assert_msg(sim_clockfile_create(file, rundir_path(), "jumping", err, sizeof(err)) == 0,
+                  "%s", err);
+    sim_clockfile_env(&env, shim, file);
+    ck_assert(sim_mariadb_password(password, err, sizeof(err)) == 0);
+    ck_assert_msg(sim_mariadb_start(&m, rundir_path(), "jumping", 4, password, env.env, err,
+                                    sizeof(err)) == 0, "%s", err);
+    c = user(&m);
+    before = server_ms(c);
+    ck_assert_msg(sim_clockfile_jump(file, 3600000, err, sizeof(err)) == 0, "%s", err);
+    after = server_ms(c);
+    ck_assert_msg(after - before >= 3600000 && after - before < 3600000 + 60000,
+                  "NOW(3) moved %lld ms after a jump of an hour", after - before);
+    mysql_close(c);
+    sim_mariadb_stop(&m);
+}
+END_TEST
+
 /* Whether a process with this pid runs; a zombie holds nothing and does
  * not count. */
 static int alive(pid_t pid)
@@ -301,6 +357,7 @@ Suite *mariadb_servers_suite(void)
     tcase_add_test(tc, test_mariadb_restart_keeps_rows);
     tcase_add_test(tc, test_mariadb_replica_promoted);
     tcase_add_test(tc, test_mariadb_interrupt_leaves_nothing);
+    tcase_add_test(tc, test_mariadb_clock_jumps);
     suite_add_tcase(s, tc);
     return s;
 }
