@@ -204,13 +204,22 @@ static int check_config(dlock *l, const char *name, const dlock_config *cfg)
     return DLOCK_OK;
 }
 
+/* Connector/C sets itself up on the first mysql_init, which is not safe
+ * from two threads at once: done once, before any handle connects. */
+static void library_init(void)
+{
+    mysql_library_init(0, NULL, NULL);
+}
+
 void *mariadb_new(size_t size, const char *name, const dlock_config *cfg,
                   int (*init)(dlock *l))
 {
-    dlock *l = calloc(1, size);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    dlock *l;
     mariadb_base *b;
 
-    if (l == NULL)
+    pthread_once(&once, library_init);
+    if ((l = calloc(1, size)) == NULL)
         return NULL;
     b = base(l);
     pthread_mutex_init(&b->mu, NULL);

@@ -187,6 +187,58 @@ START_TEST(test_mariadb_quoted_name)
 }
 END_TEST
 
+/* ---- client processes: the counter is a row beside the lock ----------------------- */
+
+#define CLIENTS 8 /* processes ... */
+#define ROUNDS 50 /* ... times locked increments each */
+
+static void *counter_open(void)
+{
+    char err[HARNESS_ERRSTR_LEN];
+    MYSQL *c = sim_mariadb_connect(harness_mariadb(), 5000, err, sizeof(err));
+
+    if (c != NULL && sim_mariadb_query(c, err, sizeof(err), "CREATE TABLE IF NOT EXISTS "
+                                       "counter (id INT PRIMARY KEY, n BIGINT NOT NULL)") != 0) {
+        mysql_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+static long long counter_get(void *conn)
+{
+    char out[32], err[HARNESS_ERRSTR_LEN];
+
+    if (sim_mariadb_value(conn, out, sizeof(out), err, sizeof(err),
+                          "SELECT COALESCE((SELECT n FROM counter WHERE id = 1), 0)") != 0)
+        return -1;
+    return atoll(out);
+}
+
+static int counter_set(void *conn, long long n)
+{
+    char err[HARNESS_ERRSTR_LEN];
+
+    return sim_mariadb_query(conn, err, sizeof(err), "INSERT INTO counter VALUES (1, %lld) "
+                             "ON DUPLICATE KEY UPDATE n = VALUES(n)", n);
+}
+
+static void counter_close(void *conn)
+{
+    mysql_close(conn);
+}
+
+static const counter_store mariadb_counter = { counter_open, counter_get, counter_set,
+                                               counter_close };
+
+START_TEST(test_mariadb_counter_contention)
+{
+    count_in_processes(&mariadb_counter, CLIENTS, ROUNDS);
+    ck_assert_msg(!held("counter-lock"), "the lock is still held after the clients' last "
+                  "release");
+}
+END_TEST
+
 /* ---- v12: a row under a unique key, a lease by the server's clock ---------------- */
 
 START_TEST(test_mariadb_server_clock_lease)
@@ -309,7 +361,7 @@ Suite *mariadb_suite(void)
     const TTest *both[] = {
         test_mariadb_acquire_release, test_mariadb_busy_while_held, test_mariadb_wait_budget,
         test_mariadb_waiter_gets_it, test_mariadb_not_owner, test_mariadb_errors,
-        test_mariadb_quoted_name,
+        test_mariadb_quoted_name, test_mariadb_counter_contention,
     };
     const TTest *row[] = { test_mariadb_server_clock_lease, test_mariadb_self_deadlock };
     const TTest *session[] = {
