@@ -239,6 +239,41 @@ START_TEST(test_mariadb_counter_contention)
 }
 END_TEST
 
+/* A second thread on the holder's handle: v12's owner token names the
+ * thread, so it waits; v13's lock is the session's, and the threads of a
+ * handle share its session: the server counts the second as the holder
+ * taking it again (the flaw v13's README names). */
+static void *second_thread(void *arg)
+{
+    attempt *a = arg;
+
+    a->rc = dlock_acquire(a->l);
+    if (a->rc == DLOCK_OK)
+        a->release_rc = dlock_release(a->l);
+    return NULL;
+}
+
+START_TEST(test_mariadb_threads_of_a_handle)
+{
+    attempt second = { 0 };
+    pthread_t t;
+    dlock *a;
+
+    harness_title("a second thread on the holder's handle: %s",
+                  CAPS.reentrant ? "it shares the session, and so the lock"
+                                 : "it waits, as another client would");
+    a = take("A", "threads", LEASE_MS);
+    second.l = a;
+    pthread_create(&t, NULL, second_thread, &second);
+    pthread_join(t, NULL);
+    ck_assert_msg(second.rc == (CAPS.reentrant ? DLOCK_OK : DLOCK_BUSY), "the second thread's "
+                  "acquire returned %s (%s)", harness_result(second.rc), dlock_errstr(a));
+    release_ok(a, "A");
+    ck_assert_msg(!held("threads"), "the lock is still held after A's release");
+    dlock_free(a);
+}
+END_TEST
+
 /* ---- v12: a row under a unique key, a lease by the server's clock ---------------- */
 
 START_TEST(test_mariadb_server_clock_lease)
@@ -362,6 +397,7 @@ Suite *mariadb_suite(void)
         test_mariadb_acquire_release, test_mariadb_busy_while_held, test_mariadb_wait_budget,
         test_mariadb_waiter_gets_it, test_mariadb_not_owner, test_mariadb_errors,
         test_mariadb_quoted_name, test_mariadb_counter_contention,
+        test_mariadb_threads_of_a_handle,
     };
     const TTest *row[] = { test_mariadb_server_clock_lease, test_mariadb_self_deadlock };
     const TTest *session[] = {
