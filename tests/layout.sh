@@ -51,6 +51,8 @@ for layer in $LAYERS; do
             [ -f "sim/$layer/$h" ] && continue
             [ -f "sim/$h" ] && continue
             [ "$h" = lock.h ] && [ "$layer" = client ] && continue
+            # The clients build with a stage, and give its lock a provider
+            # of its kind's plumbing (plumbing/redis.h, plumbing/mariadb.h).
             [ -f "plumbing/$h" ] && [ "$layer" = client ] && continue
             found=""
             for l in $LAYERS; do
