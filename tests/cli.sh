@@ -1,7 +1,8 @@
 #!/bin/sh
 # cli.sh: the commands a user types, as the README gives them (make test
-# runs it as make cli-test). No Redis: every command here either fails on
-# its arguments before a run starts, or only reads files.
+# runs it as make cli-test). Nearly no Redis: every command here fails on
+# its arguments before a run starts, or only reads files, but for a
+# make report stopped with Ctrl-C and two gradings of one tcase each.
 #
 # Bad arguments: each make variable, given a bad value, gets an error
 # that names it as typed ("lease=50 is below the minimum of 100 ms") and
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 failed=0
 out=$(mktemp) || exit 2
-trap 'rm -rf "$out" "$out.parts" "$out.bin" "$out.ex" "$out.task"' EXIT
+trap 'rm -rf "$out" "$out.parts" "$out.bin" "$out.ex" "$out.task" "$out.kit" "$out.v5.c"' EXIT
 
 fail() {
     echo "cli-test: $*"
@@ -177,12 +178,65 @@ done
 says "exercise: $EXERCISES/v6-part2/: lock.c (v5-lua-unlock's lock.c with part 1" $M exercise stage=6 part=2
 grep -q 'part 2, yours: the watchdog' "$EXERCISES/v6-part2/TASK.md" || fail "v6 part 2's TASK.md does not name its part"
 errs "part=2: v6-reentrant-watchdog with part 1 of v9-fair-queue does not compile" $M exercise stage=9 part=2
+# The handout carries the kind's plumbing beside lock.c, and TASK.md names
+# each call of its header (a plumbing of the test's own: PLUMBING), the
+# failpoints the stage's steps call and where, and the owner token.
+mkdir -p "$out.kit" && printf '%s\n' '/* kit: what every Redis stage shares. */' '#include "lock.h"' '' \
+    '/* A connection of its own. */' 'typedef struct kit_link { int fd; } kit_link;' '' \
+    '/* Sends one command. Returns its reply, or NULL with errstr set. */' \
+    'redisReply *kit_command(kit_link *k, char *errstr,' '                        const char *fmt, ...);' \
+    >"$out.kit/redis.h" && echo '#include "redis.h"' >"$out.kit/redis.c"
+rm -rf "$EXERCISES/v5"
+says "lock.h (the contract), redis.h, redis.c (the plumbing), TASK.md" env PLUMBING="$out.kit" $M exercise stage=5
+cmp -s "$EXERCISES/v5/redis.h" "$out.kit/redis.h" && cmp -s "$EXERCISES/v5/redis.c" "$out.kit/redis.c" ||
+    fail "make exercise stage=5: the workspace lacks the plumbing (redis.h, redis.c)"
+grep -qF -- '- `redisReply *kit_command(kit_link *k, char *errstr, const char *fmt, ...)`: Sends one command.' \
+    "$EXERCISES/v5/TASK.md" || fail "make exercise stage=5: TASK.md does not name the plumbing's kit_command"
+says "exercises/v5/ (lock.c, lock.h, redis.h, redis.c, TASK.md)" env PLUMBING="$out.kit" $M handout stage=5
+tar -tzf build/handout/v5.tar.gz | grep -qx 'exercises/v5/redis.h' || fail "make handout stage=5: no redis.h in the tarball"
+if [ -f plumbing/redis.h ]; then
+    cmp -s "$EXERCISES/v4/redis.h" plumbing/redis.h || fail "make exercise stage=4: no plumbing/redis.h beside lock.c"
+else
+    grep -qi plumbing "$EXERCISES/v4/TASK.md" && fail "make exercise stage=4: TASK.md speaks of a plumbing that does not exist"
+fi
+grep -q '^- `release.after_get`: call it in `release()`, between the GET and the DEL\.' "$EXERCISES/v4/TASK.md" ||
+    fail "make exercise stage=4: TASK.md does not say where release.after_get goes (between the GET and the DEL)"
+grep -q '^- `release.after_get`: your lock.c calls it; v5 has no two-step release' "$EXERCISES/v5/TASK.md" ||
+    fail "make exercise stage=5: TASK.md does not say that release.after_get goes with v4's two-step release"
+tr '\n' ' ' <"$EXERCISES/v4/TASK.md" | grep -q '32 lowercase hex digits, the 128 random bits a handle draws.*`:` and the acquiring thread' ||
+    fail "make exercise stage=4: TASK.md does not give the owner token's format"
+# The cells in parentheses, as the simulator draws a fault the stage cannot reach.
+grep -q '| pause-in-release |.*| (-) | ME MD LU |' "$EXERCISES/v4/TASK.md" ||
+    fail "make exercise stage=4: TASK.md does not show v3's pause-in-release as (-), as make demo does"
+grep -q '| pause-in-release |.*| ME MD LU | (-) |' "$EXERCISES/v5/TASK.md" ||
+    fail "make exercise stage=5: TASK.md does not show v5's pause-in-release as (-), as make demo does"
+# A reason that errstr still held after a result that is no error comes
+# after the check's own words, said as such.
+printf 'not ok 1 - tests/t.c:ownership:test_lock_release_by_non_owner: expected NOT_OWNER, got OK (server error: NOSCRIPT x)\n' |
+    awk -v stage=5 -f tests/grade_tap.awk >"$out"
+grep -qF 'expected NOT_OWNER, got OK; dlock_errstr said "server error: NOSCRIPT x", though the call returned no ERR' "$out" ||
+    fail "tests/grade_tap.awk ends a check's line with the lock's stale errstr: $(cat "$out")"
 # TASK.md never quotes a line of the stage's lock.c that the start lacks.
 printf 'A hint:\n    r = redis_command(l, "GET %%s", l->r.key);\n' >"$out.task"
 sh tests/task_leaks.sh "$out.task" v4-owner-check/lock.c v3-set-nx-px/lock.c >"$out" 2>&1 &&
     fail "tests/task_leaks.sh passes a TASK.md that quotes v4's GET"
 grep -q 'quotes the solution: r = redis_command(l, "GET %s", l->r.key);' "$out" ||
     fail "tests/task_leaks.sh does not name the quoted line: $(cat "$out")"
+
+# The grader, on a cell and a tcase of real servers each: a lock better
+# than the stage asks for (v5's one-script release as v4) is told which
+# release the answer key judges; a v5 whose NOSCRIPT fallback leaves
+# errstr set after a call that worked loses the check of the fallback.
+errs "the failpoint release.after_get never fired: the answer key judges v4's own two-step release (GET, then DEL)" \
+    env CK_RUN_CASE=pause-in-release $M grade stage=4 src=v5-lua-unlock/lock.c
+clear="l->errstr\[0\] = '\\\\0'; /\* expected, not a failure of this call \*/"
+grep -v "$clear" v5-lua-unlock/lock.c >"$out.v5.c"
+if cmp -s v5-lua-unlock/lock.c "$out.v5.c"; then
+    fail "v5-lua-unlock/lock.c no longer clears errstr in its NOSCRIPT fallback as this test expects: break the fallback where it is now"
+else
+    errs "FAIL  test_lock_noscript_fallback: dlock_release succeeded after SCRIPT FLUSH" \
+        env CK_RUN_CASE=ownership $M grade stage=5 src="$out.v5.c"
+fi
 
 if [ $failed -gt 0 ]; then
     echo "cli-test: $failed failed"

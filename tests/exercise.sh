@@ -6,11 +6,12 @@
 #           exercises/vN-partK/), outside the stage folders and ignored by
 #           git: lock.c as the stage N is built on has it (with part=K,
 #           that stage with parts 1 to K-1 of N's diff, the table of
-#           tests/stagediff.parts), the contract lock.h, and TASK.md
-#           (tests/task.sh): what to do and what grades it, without the
-#           solution. A workspace whose files differ from what it would
-#           write (the student's work) is left alone: one line says how
-#           to start over, exit 2.
+#           tests/stagediff.parts), the contract lock.h, the plumbing
+#           its kind of server shares (plumbing/<server>.h and .c), when
+#           there is one, and TASK.md (tests/task.sh): what to do and
+#           what grades it, without the solution. A workspace whose
+#           files differ from what it would write (the student's work)
+#           is left alone: one line says how to start over, exit 2.
 # handout   the same workspace, fresh, as a tarball to hand out:
 #           DIR/handout/vN[-partK].tar.gz (out=OUT: OUT/vN[-partK].tar.gz),
 #           which unpacks as exercises/vN/.
@@ -18,7 +19,8 @@
 # The make variables come as they were given (empty when not), then every
 # stage of sim/stages.def as N:FOLDER:BASE. A bad argument: one line on
 # stderr, exit 2. EXERCISES=DIR in the environment puts the workspaces in
-# DIR instead of exercises/ (for tests).
+# DIR instead of exercises/, PLUMBING=DIR takes the plumbing from DIR
+# instead of plumbing/ (for tests).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -62,6 +64,16 @@ tests/stagediff.sh "to=$stage" "apply=$done_parts" "out=$tmp/$name" -- $stages >
     fail "exercise: cannot cut $dir's diff into its parts (make diff to=$stage part=1 says why)"
 find "$tmp/$name" -type f ! -name lock.c -delete
 cp "$dir/lock.h" "$tmp/$name/lock.h"
+# The kind's plumbing, which the lock.c calls: the student builds with it.
+server=$(sed -n "s/^SIM_STAGE($stage, *[^,]*, *[^,]*, *\([a-z]*\),.*/\1/p" sim/stages.def)
+kit=${PLUMBING:-plumbing}
+files="lock.c lock.h"
+for f in "$kit/$server.h" "$kit/$server.c"; do
+    [ -f "$f" ] || continue
+    cp "$f" "$tmp/$name/" || exit 2
+    files="$files ${f##*/}"
+done
+files="$files TASK.md"
 
 # A part's start is a cut of two files: it must still compile.
 if [ "$done_parts" -gt 0 ]; then
@@ -84,25 +96,29 @@ if [ "$mode" = handout ]; then
     mkdir -p "$out" "$tmp/tar/exercises" || exit 2
     mv "$tmp/$name" "$tmp/tar/exercises/$name"
     tar -czf "$out/$name.tar.gz" -C "$tmp/tar" "exercises/$name" || exit 2
-    echo "handout: $out/$name.tar.gz: exercises/$name/ (lock.c, lock.h, TASK.md);"
+    echo "handout: $out/$name.tar.gz: exercises/$name/ ($(echo $files | sed 's/ /, /g'));"
     echo "  a student unpacks it at the top of a clone (tar xzf $name.tar.gz), reads TASK.md, \
 runs make grade stage=$stage${part:+ part=$part}"
     exit 0
 fi
 
 ws=${EXERCISES:-exercises}/$name
-for f in lock.c lock.h TASK.md; do
+for f in $files; do
     if [ -e "$ws/$f" ] && ! cmp -s "$ws/$f" "$tmp/$name/$f"; then
         fail "exercise: $ws/$f has changes of yours, left as they are; to start over, \
 move $ws away (or rm -r $ws) and run make exercise stage=$stage${part:+ part=$part} again"
     fi
 done
-mkdir -p "$ws" && cp "$tmp/$name/lock.c" "$tmp/$name/lock.h" "$tmp/$name/TASK.md" "$ws/" || exit 2
+mkdir -p "$ws" || exit 2
+for f in $files; do
+    cp "$tmp/$name/$f" "$ws/" || exit 2
+done
 if [ -n "$part" ]; then
     from="$bdir's lock.c with $upto of $dir's diff"
     [ "$done_parts" = 0 ] && from="$bdir's lock.c"
 else
     from="$bdir's lock.c"
 fi
-echo "exercise: $ws/: lock.c ($from), lock.h (the contract), TASK.md"
+kitfiles=$(echo $files | sed 's/^lock.c lock.h *//; s/ *TASK.md$//; s/ /, /g')
+echo "exercise: $ws/: lock.c ($from), lock.h (the contract),${kitfiles:+ $kitfiles (the plumbing),} TASK.md"
 echo "  read $ws/TASK.md, change $ws/lock.c, then: make grade stage=$stage${part:+ part=$part}"

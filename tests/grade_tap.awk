@@ -5,8 +5,9 @@
 #
 # Prints one line per check, "ok|FAIL<TAB>CHECK<TAB>message", CHECK the
 # test's function name, or matrix/<scenario> for a cell of the fault
-# matrix. A message is made one line. A cell's message loses the "vN
-# scenario: " the check's name already says, and its evidence leads with
+# matrix. A message is made one line; what errstr held after a result
+# that is no error comes after the check's words. A cell's message loses
+# the "vN scenario: " the check's name already says, and its evidence leads with
 # the anomalies the stage must not have: "found ME MD LU, v4 expects ME LU:
 # MD: client A's release deleted client B's lock at 909 ms; ...". A check
 # that crashed or ran out of time says so in words a student can act on.
@@ -55,6 +56,29 @@ function cell_message(scenario, msg,   found, expects, evidence, p) {
     return msg
 }
 
+# A result that is no error comes with no reason: the contract's errstr is
+# the last failed call's. The suite's "got OK (<errstr>)" put one there, so
+# that a reason left behind (a NOSCRIPT the fallback answered) read as
+# the cause; the check's own words come first, then what errstr still
+# said, said as such, and an empty one not at all.
+function errstr_last(msg,   at, i, depth, c, said) {
+    if (!match(msg, /got (OK|BUSY|NOT_OWNER) \(/))
+        return msg
+    at = RSTART + RLENGTH
+    depth = 1
+    for (i = at; i <= length(msg) && depth > 0; i++) {
+        c = substr(msg, i, 1)
+        depth += c == "(" ? 1 : c == ")" ? -1 : 0
+    }
+    if (depth > 0)
+        return msg
+    said = substr(msg, at, i - 1 - at)
+    msg = substr(msg, 1, at - 3) substr(msg, i)
+    if (said == "")
+        return msg
+    return msg "; dlock_errstr said \"" said "\", though the call returned no ERR"
+}
+
 # Check's own words for a crash or a timeout, said for a student.
 function explain(msg) {
     if (msg ~ /Test timeout expired/)
@@ -76,7 +100,7 @@ function flush(   id) {
     sub(/ $/, "", msg)
     id = test == "test_matrix_cell" ? "matrix/" tcase : test
     if (state == "FAIL")
-        msg = test == "test_matrix_cell" ? cell_message(tcase, explain(msg)) : explain(msg)
+        msg = test == "test_matrix_cell" ? cell_message(tcase, explain(msg)) : errstr_last(explain(msg))
     printf "%s\t%s\t%s\n", state, id, msg
     state = ""
 }

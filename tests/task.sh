@@ -2,13 +2,19 @@
 # task.sh N K BUILD STAGE...: the TASK.md of stage N's exercise (of its
 # part K, when K is not empty), on stdout (tests/exercise.sh).
 #
-# Made from what the repository already says, never from stage N's
+# Made from what the repository already says, never quoting stage N's
 # lock.c: the stage's title, goal and bug from its README.md
-# (tests/task_readme.awk leaves the solution out), the capabilities it
-# adds from sim/stages.def, said as sim/base/stage.h says them, the
-# checks that judge them (tests/grade.checks), the cells of the matrix
-# where its answer key or its story differs from its base's
-# (BUILD/grade_key), and the commands to run.
+# (tests/task_readme.awk leaves the solution out), the owner token the
+# tests read (a stage whose lock checks the owner), the calls of the
+# kind's plumbing (the declarations of plumbing/<server>.h, when there is
+# one, each with the first sentence of its comment), the failpoints
+# stage N's lock.c calls, named with the function and the commands they
+# sit between, the capabilities it adds from sim/stages.def, said as
+# sim/base/stage.h says them, the checks that judge them
+# (tests/grade.checks), the cells of the matrix where its answer key or
+# its story differs from its base's (BUILD/grade_key), and the commands
+# to run. PLUMBING=DIR in the environment reads the plumbing from DIR
+# instead of plumbing/ (for tests).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -35,6 +41,43 @@ fld() {
 }
 
 adds=$(def "$stage" | sed -n 's/.*,//p' | grep -o 'CAP([A-Z_]*)' | sed 's/CAP(\(.*\))/\1/')
+
+# Whether stage $1 has capability $2, its bases' included.
+has_cap() {
+    _n=$1
+    while [ -n "$_n" ] && [ "$_n" != 0 ]; do
+        def "$_n" | sed -n 's/.*,//p' | grep -q "CAP($2)" && return 0
+        _n=$(fld "$_n" 2)
+    done
+    return 1
+}
+
+# The failpoints a lock.c calls, a line each: the name, the function it
+# sits in, the server command before it and the command (or the call
+# on the handle) after it in that function, separated by "|", either
+# empty. A command is a format string that starts with one in capitals
+# ("GET %s"), whichever function sends it.
+failpoints() {
+    awk '/^[A-Za-z_].*\(/ && !/^(typedef|struct|#)/ && !/[;,=][ \t]*$/ {
+            fn = $0; sub(/\(.*/, "", fn); sub(/.*[ *]/, "", fn); prev = ""; pend = ""; next }
+         /^}/ { if (pend != "") print pend "|"; pend = ""; next }
+         match($0, /dlock_failpoint\("[^"]*"\)/) {
+            pend = substr($0, RSTART + 17, RLENGTH - 19) "|" fn "|" prev; next }
+         match($0, /"[A-Z][A-Z]+ %/) {
+            w = substr($0, RSTART + 1, RLENGTH - 3)
+            if (pend != "") { print pend "|the " w; pend = "" } else prev = "the " w; next }
+         pend != "" && match($0, /[a-z_]+\(l\)/) {
+            print pend "|`" substr($0, RSTART, RLENGTH - 3) "()`"; pend = "" }' "$1"
+}
+
+# bullet WORDS: a list item of Markdown, wrapped at 78 columns.
+bullet() {
+    echo "- $*" | awk '{ n = split($0, w, " "); line = w[1]
+        for (i = 2; i <= n; i++) {
+            if (length(line) + 1 + length(w[i]) > 78) { print line; line = " " }
+            line = line " " w[i] }
+        print line }'
+}
 masters=$(fld "$stage" 4) bmasters=$(fld "$base" 4)
 server=$(fld "$stage" 3) bserver=$(fld "$base" 3)
 title=$(sed -n '1s/^# //p' "$dir/README.md")
@@ -85,6 +128,78 @@ if [ -n "$layout" ]; then
     printf '%s\n' "$layout"
 fi
 
+if [ "$server" = redis ] && has_cap "$stage" OWNER; then
+    echo
+    echo "## The owner token"
+    echo
+    echo "The value your lock writes as its owner, which the tests read and take apart:"
+    echo "32 lowercase hex digits, the 128 random bits a handle draws once from the OS"
+    echo "random source (never \`rand()\`, which another client could guess or draw"
+    echo "too), then \`:\` and the acquiring thread's id (\`gettid()\`, in decimal):"
+    echo "\`9f86d081884c7d659a2feaa0c55ad015:48213\`."
+fi
+
+kit=${PLUMBING:-plumbing}
+if [ -f "$kit/$server.h" ]; then
+    echo
+    echo "## The plumbing you may call"
+    echo
+    echo "\`$server.h\` and \`$server.c\`, beside your lock.c, are what every $server stage"
+    echo "shares; the grader compiles and links its own copy, so change neither. Your"
+    echo "lock.c may call:"
+    echo
+    # Each declaration of the header, with the first sentence of the
+    # comment above it.
+    awk '/^[ \t]*\/\*/ { incom = 1; com = "" }
+         incom { t = $0; gsub(/^[ \t]*\/?\*+\/?|\*+\/[ \t]*$/, "", t); com = com " " t
+                 if ($0 ~ /\*\//) incom = 0; next }
+         /^[ \t]*$/ { com = ""; next }
+         /^#/ || /^[ \t]*(typedef|struct|enum|union|})/ { com = ""; decl = ""; next }
+         decl != "" || /\(/ {
+             decl = decl " " $0
+             if (decl !~ /;[ \t]*$/) next
+             gsub(/[ \t]+/, " ", decl); sub(/^ /, "", decl); sub(/ *;$/, "", decl)
+             gsub(/[ \t]+/, " ", com); sub(/^ /, "", com); sub(/ $/, "", com)
+             if (match(com, /\. /)) com = substr(com, 1, RSTART)
+             printf "- `%s`%s\n", decl, com == "" ? "" : ": " com
+             decl = ""; com = "" }' "$kit/$server.h"
+fi
+
+fps=$(failpoints "$dir/lock.c")
+gone=$(failpoints "$bdir/lock.c" | cut -d'|' -f1 | while read -r fp; do
+    printf '%s\n' "$fps" | cut -d'|' -f1 | grep -qxF "$fp" || echo "$fp"; done)
+if [ -n "$fps$gone" ]; then
+    "$build/grade_key" -f "$stage" >/dev/null || exit 2
+    echo
+    echo "## The failpoints"
+    echo
+    echo "The matrix's faults strike at named steps of the protocol: $n's lock calls"
+    echo "\`dlock_failpoint(\"name\")\` there (a no-op but in the simulator), and the"
+    echo "grader checks that each fires where $n has the step, and nowhere else."
+    echo
+    printf '%s\n' "$fps" | while IFS='|' read -r fp fn before after; do
+        [ -n "$fp" ] || continue
+        at=
+        [ -n "$before" ] && [ -n "$after" ] && at=", between $before and $after"
+        [ -n "$before" ] && [ -z "$after" ] && at=", after $before"
+        [ -z "$before" ] && [ -n "$after" ] && at=", before $after"
+        arms=$("$build/grade_key" -f "$stage" | awk -F'\t' -v f="$fp" '$1 == f { print $2 "\t" $4; exit }')
+        if [ -n "$arms" ]; then
+            bullet "\`$fp\`: call it in \`$fn()\`$at. The matrix's \`${arms%%	*}\` arms it:" \
+                "the answer key judges $n's own ${arms#*	} with the fault there," \
+                "so a lock that never calls it fails \`matrix/${arms%%	*}\`."
+        else
+            bullet "\`$fp\`: call it in \`$fn()\`$at (no scenario of the matrix arms it yet)."
+        fi
+    done
+    for fp in $gone; do
+        arms=$("$build/grade_key" -f "$stage" | awk -F'\t' -v f="$fp" '$1 == f && $3 == 0 { print $2 "\t" $4; exit }')
+        [ -n "$arms" ] || continue
+        bullet "\`$fp\`: your lock.c calls it; $n has no ${arms#*	}, so the call goes" \
+            "with that step: \`matrix/${arms%%	*}\` fails a lock that still calls it."
+    done
+fi
+
 echo
 echo "## What grades it"
 echo
@@ -126,10 +241,16 @@ if [ -n "$key" ]; then
         why = $2 == "story" ? " (the story of the row in README.md says more of " n "'\''s cell: the test checks it)" : \
               $2 == "servers" ? " (on " n "'\''s servers)" : ""
         printf "| %s | %s | %s | %s%s |\n", $1, $5, $3, $4, why }'
+    if printf '%s\n' "$key" | cut -f3,4 | grep -q '('; then
+        echo
+        echo "A cell in parentheses, as \`make demo\` draws it: the scenario's fault cannot"
+        echo "reach that stage, whose lock has no such step; its failpoint never fires there."
+    fi
     # Up to three cells where the base shows an anomaly that N must not.
     watch=$(printf '%s\n' "$key" | awk -F'\t' -v b="$base" '
         function has(set, k) { return index(" " set " ", " " k " ") > 0 }
         $2 == "key" && shown < 3 {
+            gsub(/[()]/, "", $3)
             n = split($3, a, " ")
             for (i = 1; i <= n; i++)
                 if (a[i] != "-" && !has($4, a[i])) {

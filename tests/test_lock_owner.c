@@ -2,7 +2,8 @@
  * stranger's release returns NOT_OWNER and leaves the key alone, and the
  * key names its owner (128 random bits and the thread); before that, a
  * stranger's release deletes the holder's lock. Where the release is one
- * script, it is sent by its SHA and survives SCRIPT FLUSH. */
+ * script, it is sent by its SHA and survives SCRIPT FLUSH, leaving no
+ * error behind. */
 #define _GNU_SOURCE
 #include <string.h>
 #include <unistd.h>
@@ -80,19 +81,35 @@ START_TEST(test_lock_owner_token)
 }
 END_TEST
 
+static void flush_scripts(void)
+{
+    for (int i = 0; i < harness_nodes(); i++)
+        harness_status(harness_node_redis(i), "SCRIPT FLUSH");
+}
+
+/* A NOSCRIPT that the fallback answered is no failure of the call: the
+ * contract's errstr stays "" while no call has failed. */
+static void no_error_left(dlock *l, const char *call)
+{
+    ck_assert_msg(dlock_errstr(l)[0] == '\0', "%s succeeded after SCRIPT FLUSH (EVALSHA answered "
+                  "NOSCRIPT, EVAL worked), but dlock_errstr says \"%s\"; expected \"\": no call "
+                  "has failed, so the fallback must clear what NOSCRIPT wrote", call, dlock_errstr(l));
+}
+
 START_TEST(test_lock_noscript_fallback)
 {
     dlock *a;
-    int i;
 
     harness_title("release still works after SCRIPT FLUSH (EVALSHA, then EVAL on NOSCRIPT)");
     a = take("A", "flush", LEASE_MS);
     release_ok(a, "A"); /* the script is now cached */
+    flush_scripts();
     ck_assert_msg(dlock_acquire(a) == DLOCK_OK, "A could not take the lock again: %s",
                   dlock_errstr(a));
-    for (i = 0; i < harness_nodes(); i++)
-        harness_status(harness_node_redis(i), "SCRIPT FLUSH");
+    no_error_left(a, "dlock_acquire");
+    flush_scripts();
     release_ok(a, "A");
+    no_error_left(a, "dlock_release");
     ck_assert_msg(exists("flush") == 0, "expected no key after the release that followed SCRIPT FLUSH");
     /* NOSCRIPT is answered by the fallback, not a failure of the call. */
     ck_assert_msg(dlock_errstr(a)[0] == '\0', "the release after SCRIPT FLUSH succeeded, yet errstr "

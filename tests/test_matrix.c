@@ -58,34 +58,27 @@ static void client_program(char *out, size_t len)
                   "the stage's client program %s is missing: build it with make", out);
 }
 
-/* Whether this stage has the protocol step a failpoint is named after,
- * from its capabilities: a SETNX apart from the lease, a GET apart from
- * the DEL, a watchdog. A ZooKeeper stage has none of them. */
-static int stage_has_step(const char *failpoint)
-{
-    /* The failpoints name steps of the Redis protocols. */
-    if (STAGE_ZOOKEEPER)
-        return 0;
-    if (strcmp(failpoint, "acquire.after_setnx") == 0)
-        return !CAPS.atomic_acquire;
-    if (strcmp(failpoint, "release.after_get") == 0)
-        return CAPS.owner_check && !CAPS.script_release;
-    if (strcmp(failpoint, "watchdog.before_renew") == 0)
-        return CAPS.watchdog;
-    return 0;
-}
-
+/* The scenario's failpoint fires exactly where the stage has its step
+ * (sim_stage_has_step). A lock that never reaches the step releases, or
+ * takes, the lock another way than the stage's protocol: the answer key
+ * judges the stage's own steps, so the cell says which. */
 static void assert_failpoint(const sim_run *run)
 {
-    int has = stage_has_step(run->info.failpoint);
+    const char *fp = run->info.failpoint;
+    int has = sim_stage_has_step(sim_stage_get(STAGE), fp);
+    const char *step = sim_stage_step(fp);
 
     if (!run->failpoint_armed)
         return;
-    ck_assert_msg(run->failpoint_fired == has,
-                  "v%d %s: the failpoint %s %s, but this stage %s that step",
-                  CAPS.stage, run->info.scenario, run->info.failpoint,
-                  run->failpoint_fired ? "fired" : "never fired",
-                  has ? "has" : "does not have");
+    ck_assert_msg(run->failpoint_fired || !has,
+                  "v%d %s: the failpoint %s never fired: the answer key judges v%d's own %s, "
+                  "and a lock without that step (a later stage's, say) is not the lock v%d "
+                  "asks for",
+                  CAPS.stage, run->info.scenario, fp, CAPS.stage, step ? step : "step", CAPS.stage);
+    ck_assert_msg(!run->failpoint_fired || has,
+                  "v%d %s: the failpoint %s fired, but it marks the %s, a step v%d's protocol "
+                  "does not have: its lock must not call it",
+                  CAPS.stage, run->info.scenario, fp, step ? step : "a step", CAPS.stage);
 }
 
 /* The cell, asserted as a sentence with the checker's evidence. */

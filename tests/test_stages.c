@@ -128,6 +128,55 @@ START_TEST(test_stages_inherit_capabilities)
 }
 END_TEST
 
+/* 1 when stage s's lock.c calls dlock_failpoint("name"). */
+static int calls_failpoint(const sim_stage *s, const char *name)
+{
+    char path[PATH_LEN], call[128], line[1024];
+    int found = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s/lock.c", SRCDIR, s->dir);
+    snprintf(call, sizeof(call), "dlock_failpoint(\"%s\")", name);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    while (!found && fgets(line, sizeof(line), f) != NULL)
+        found = strstr(line, call) != NULL;
+    fclose(f);
+    return found;
+}
+
+/* A scenario's failpoint fires where the stage has its step: the stages
+ * whose capabilities give them the step (sim_stage_has_step, which the
+ * matrix test, the matrix's "(-)" and the course's TASK.md go by) are
+ * those whose lock.c calls it, and every step is named in words. */
+START_TEST(test_stages_failpoint_steps)
+{
+    for (size_t i = 0; i < sim_scenario_count(); i++) {
+        const sim_scenario *sc = sim_scenario_at(i);
+
+        for (int a = 0; sc->actors[a].name != 0; a++) {
+            char fp[64];
+
+            if (sc->actors[a].failpoint == NULL)
+                continue;
+            snprintf(fp, sizeof(fp), "%.*s", (int)strcspn(sc->actors[a].failpoint, "="),
+                     sc->actors[a].failpoint);
+            ck_assert_msg(sim_stage_step(fp) != NULL, "scenario %s arms %s, a step "
+                          "sim/base/stage.c does not name: add it to its steps", sc->name, fp);
+            for (int k = 0; k < LINES; k++) {
+                const sim_stage *s = sim_stage_get(line_numbers[k]);
+
+                ck_assert_msg(sim_stage_has_step(s, fp) == calls_failpoint(s, fp),
+                              "%s's lock.c %s dlock_failpoint(\"%s\"), but its capabilities "
+                              "say it %s the %s (sim_stage_has_step)", s->dir,
+                              calls_failpoint(s, fp) ? "calls" : "never calls", fp,
+                              sim_stage_has_step(s, fp) ? "has" : "has no", sim_stage_step(fp));
+            }
+        }
+    }
+}
+END_TEST
+
 /* Every scenario has a cell for every stage that is built on no other
  * (the others answer like their base when they have none), and every
  * cell is a set of anomaly names. */
@@ -340,7 +389,8 @@ Suite *stages_suite(void)
     const tcase_row tcases[] = {
         TCASE_ROW("the list",
                   test_stages_lines, test_stages_folder_holds_three_files,
-                  test_stages_inherit_capabilities, test_stages_answer_key),
+                  test_stages_inherit_capabilities, test_stages_answer_key,
+                  test_stages_failpoint_steps),
         TCASE_ROW("shared helpers",
                   test_stages_shared_helpers_match, test_stages_differs_table_is_current),
     };

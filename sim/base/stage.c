@@ -1,5 +1,6 @@
 /* stage: the table of stages, from sim/stages.def. See stage.h. */
 #include <stddef.h>
+#include <string.h>
 
 #include "stage.h"
 
@@ -28,4 +29,41 @@ const char *sim_stage_name(int n)
     const sim_stage *s = sim_stage_get(n);
 
     return s != NULL ? s->dir : "?";
+}
+
+/* The steps the scenarios' failpoints are named after, and the
+ * capabilities that have them: a stage has the step when it has every
+ * bit of needs and none of lacks. */
+static const struct {
+    const char *failpoint;
+    const char *step;
+    unsigned needs, lacks;
+} steps[] = {
+    { "acquire.after_setnx", "two-step acquire (SETNX, then the lease)", 0, SIM_CAP_ATOMIC },
+    { "release.after_get", "two-step release (GET, then DEL)", SIM_CAP_OWNER, SIM_CAP_SCRIPT },
+    { "watchdog.before_renew", "renewal of the lease by the watchdog", SIM_CAP_WATCHDOG, 0 },
+};
+
+static int step_at(const char *failpoint)
+{
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        if (strcmp(steps[i].failpoint, failpoint) == 0)
+            return (int)i;
+    return -1;
+}
+
+int sim_stage_has_step(const sim_stage *st, const char *failpoint)
+{
+    int i = step_at(failpoint);
+
+    if (i < 0 || strcmp(st->server, "redis") != 0)
+        return 0;
+    return (st->caps & steps[i].needs) == steps[i].needs && (st->caps & steps[i].lacks) == 0;
+}
+
+const char *sim_stage_step(const char *failpoint)
+{
+    int i = step_at(failpoint);
+
+    return i < 0 ? NULL : steps[i].step;
 }

@@ -71,4 +71,14 @@ const sim_stage *sim_stage_get(int n);
 /* Stage n's folder name; "?" when n is not a stage. */
 const char *sim_stage_name(int n);
 
+/* Whether stage st has the protocol step a scenario's failpoint is named
+ * after (release.after_get: a GET apart from the DEL), from its
+ * capabilities; a failpoint of a step it lacks never fires, and the
+ * matrix shows the cell as "(-)". A ZooKeeper stage has none of them. */
+int sim_stage_has_step(const sim_stage *st, const char *failpoint);
+
+/* That step in words ("two-step release (GET, then DEL)"); NULL for
+ * a failpoint no scenario arms. */
+const char *sim_stage_step(const char *failpoint);
+
 #endif
