@@ -301,6 +301,7 @@ else
 	done; \
 	$(MAKE) --no-print-directory sim-test || failed="$$failed sim-test"; \
 	$(MAKE) --no-print-directory servers-test || failed="$$failed servers-test"; \
+	$(MAKE) --no-print-directory sale-test || failed="$$failed sale-test"; \
 	$(MAKE) --no-print-directory bench-test || failed="$$failed bench-test"; \
 	$(MAKE) --no-print-directory cli-test || failed="$$failed cli-test"; \
 	$(MAKE) --no-print-directory layout-test || failed="$$failed layout-test"; \
@@ -386,3 +387,4 @@ clean:
 	rm -rf build
 
 include sim/sim.mk
+include sim/sale.mk

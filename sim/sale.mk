@@ -1,0 +1,45 @@
+# sale.mk: the flash sale on a Redis Cluster (included by the Makefile).
+#
+#   make sale stage=N [segments=K] [units=S] [buyers=B] [pause=MS] [first=1]
+#                     [fault=failover|pause] [seed=X]
+#   make sale-bench                  sales per second for K = 1..16, v5 and v6,
+#                                    as a table and build/sale/index.html
+#   make sale-test                   the cluster, its routing, and sales on it
+#
+# build/sim/sale plays the sale; each buyer is a process of the stage's
+# program build/vN/buyer, which takes segment locks with that stage's
+# lock and reaches the cluster through plumbing/cluster.c.
+
+SALE_PROGRAM := $(BUILD)/sim/sale
+SALE_TEST_STAGE := 5
+# A stage that takes one Redis key on one master can lock a segment.
+SALE_SED := s/^SIM_STAGE(\([0-9]*\), *"[^"]*", *[0-9]*, *redis, *1,.*/\1/p
+SALE_STAGES := $(shell sed -n '$(SALE_SED)' sim/stages.def)
+
+define SALE_RULES
+$(BUILD)/v$(1)/sale-cluster.o: plumbing/cluster.c $(PLUMBING_HDRS) $(call stage_dir,$(1))/lock.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
+
+$(BUILD)/v$(1)/sale-buyer.o: sim/sale_buyer.c $(SIM_HDRS) $(PLUMBING_HDRS) $(call stage_dir,$(1))/lock.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -c $$< -o $$@
+
+$(BUILD)/v$(1)/buyer: $$(STAGE_OBJS_$(1)) $(BUILD)/v$(1)/sale-cluster.o $(BUILD)/v$(1)/sale-buyer.o \
+                      $(BUILD)/v$(1)/sim/history/sale_log.o
+	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach n,$(SALE_STAGES),$(eval $(call SALE_RULES,$(n))))
+
+SALE_TEST_OBJS := $(BUILD)/tests/run_sale.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o \
+                  $(BUILD)/v$(SALE_TEST_STAGE)/t-test_rcluster.o \
+                  $(BUILD)/v$(SALE_TEST_STAGE)/sale-cluster.o $(STAGE_OBJS_$(SALE_TEST_STAGE))
+
+$(BUILD)/test_sale: $(SALE_TEST_OBJS) $(SIM_LIB_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+.PHONY: sale-test
+sale-test: check-deps
+	@$(MAKE) --no-print-directory $(BUILD)/test_sale
+	@echo "== sale: a Redis Cluster of six, routing by slot, MOVED and ASK, sales on it =="
+	@$(BUILD)/test_sale
