@@ -8,7 +8,7 @@
 #
 # build/sim/sale plays the sale; each buyer is a process of the stage's
 # program build/vN/buyer, which takes segment locks with that stage's
-# lock and reaches the cluster through plumbing/cluster.c.
+# lock and reaches the cluster through plumbing/redis_cluster.c.
 
 SALE_PROGRAM := $(BUILD)/sim/sale
 SALE_TEST_STAGE := 5
@@ -17,7 +17,7 @@ SALE_SED := s/^SIM_STAGE(\([0-9]*\), *"[^"]*", *[0-9]*, *redis, *1,.*/\1/p
 SALE_STAGES := $(shell sed -n '$(SALE_SED)' sim/stages.def)
 
 define SALE_RULES
-$(BUILD)/v$(1)/sale-cluster.o: plumbing/cluster.c $(PLUMBING_HDRS) $(call stage_dir,$(1))/lock.h
+$(BUILD)/v$(1)/sale-cluster.o: plumbing/redis_cluster.c $(PLUMBING_HDRS) $(call stage_dir,$(1))/lock.h
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
 
@@ -26,20 +26,32 @@ $(BUILD)/v$(1)/sale-buyer.o: sim/sale_buyer.c $(SIM_HDRS) $(PLUMBING_HDRS) $(cal
 	$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -c $$< -o $$@
 
 $(BUILD)/v$(1)/buyer: $$(STAGE_OBJS_$(1)) $(BUILD)/v$(1)/sale-cluster.o $(BUILD)/v$(1)/sale-buyer.o \
-                      $(BUILD)/v$(1)/sim/history/sale_log.o
+                      $(BUILD)/v$(1)/sim/history/history_sale.o $(BUILD)/v$(1)/sim/base/util.o
 	$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach n,$(SALE_STAGES),$(eval $(call SALE_RULES,$(n))))
 
 SALE_TEST_OBJS := $(BUILD)/tests/run_sale.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o \
-                  $(BUILD)/v$(SALE_TEST_STAGE)/t-test_rcluster.o \
+                  $(BUILD)/v$(SALE_TEST_STAGE)/t-test_rcluster.o $(BUILD)/tests/test_sale.o \
                   $(BUILD)/v$(SALE_TEST_STAGE)/sale-cluster.o $(STAGE_OBJS_$(SALE_TEST_STAGE))
 
-$(BUILD)/test_sale: $(SALE_TEST_OBJS) $(SIM_LIB_OBJS)
+$(BUILD)/test_sale: $(SALE_TEST_OBJS) $(SIM_LIB_OBJS) | $(BUILD)/v$(SALE_TEST_STAGE)/buyer
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PHONY: sale-test
 sale-test: check-deps
-	@$(MAKE) --no-print-directory $(BUILD)/test_sale
+	@$(MAKE) --no-print-directory $(BUILD)/test_sale $(BUILD)/v$(SALE_TEST_STAGE)/buyer
 	@echo "== sale: a Redis Cluster of six, routing by slot, MOVED and ASK, sales on it =="
 	@$(BUILD)/test_sale
+
+$(SALE_PROGRAM): $(BUILD)/sim/sale_main.o $(SIM_LIB_OBJS)
+	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: sale
+sale: check-deps
+	@test -n "$(stage)" || { echo "usage: make sale stage=N [segments=K] [units=S] [buyers=B] [pause=MS] [first=1] [fault=failover|pause] [seed=X]"; \
+	    echo "a segment's lock: stages $(SALE_STAGES) (one Redis key on one master)"; exit 2; }
+	@$(MAKE) --no-print-directory $(SALE_PROGRAM) $(if $(filter $(stage),$(SALE_STAGES)),$(BUILD)/v$(stage)/buyer)
+	@$(SALE_PROGRAM) 'stage=$(stage)' $(if $(segments),'segments=$(segments)') $(if $(units),'units=$(units)') \
+	    $(if $(buyers),'buyers=$(buyers)') $(if $(pause),'pause=$(pause)') $(if $(first),'first=$(first)') \
+	    $(if $(fault),'fault=$(fault)') $(if $(seed),'seed=$(seed)') $(if $(save),'save=$(save)')

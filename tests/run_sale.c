@@ -8,9 +8,10 @@
 #include "tcases.h"
 
 Suite *rcluster_suite(void); /* tests/test_rcluster.c */
+Suite *sale_suite(void);     /* tests/test_sale.c */
 
 int main(void)
 {
     rundir_init();
-    return run_suites((Suite *[]){ rcluster_suite() }, 1);
+    return run_suites((Suite *[]){ rcluster_suite(), sale_suite() }, 2);
 }

@@ -1,5 +1,5 @@
 /* test_rcluster: a real Redis Cluster of six nodes (sim/servers/rcluster)
- * and the client's routing by slot (plumbing/cluster.c), with v5's lock
+ * and the client's routing by slot (plumbing/redis_cluster.c), with v5's lock
  * on it.
  *
  * One cluster per tcase, started by its unchecked fixture in the
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
+#include "redis_cluster.h"
 #include "lock.h"
 #include "rcluster.h"
 #include "tcases.h"

@@ -1,4 +1,4 @@
-/* cluster.h: a Redis Cluster seen from a client, written once.
+/* redis_cluster.h: a Redis Cluster seen from a client, written once.
  *
  * A cluster cuts the key space into 16384 slots; each master serves a
  * range of them, and a key lives in the slot of its hash tag: the part
@@ -23,8 +23,8 @@
  *
  * Errors, hiredis-style: 0 or a pointer, -1 or NULL with one line of
  * reason in the caller's errstr. */
-#ifndef DLOCK_CLUSTER_H
-#define DLOCK_CLUSTER_H
+#ifndef DLOCK_REDIS_CLUSTER_H
+#define DLOCK_REDIS_CLUSTER_H
 
 #include <pthread.h>
 #include <stddef.h>

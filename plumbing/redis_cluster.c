@@ -1,11 +1,11 @@
-/* cluster.c: a Redis Cluster seen from a client (see cluster.h). */
+/* redis_cluster.c: a Redis Cluster seen from a client (see redis_cluster.h). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
+#include "redis_cluster.h"
 
 #define NO_MASTER 255     /* a slot no master serves (yet) */
 #define MAX_REDIRECTS 5   /* MOVED after MOVED: the map is changing, give up */
