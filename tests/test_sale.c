@@ -117,6 +117,26 @@ START_TEST(test_sale_first_empty_lies)
 }
 END_TEST
 
+/* One holder sleeps 1.5 s inside its segment's lock (below the 5 s
+ * lease): its segment sells nothing meanwhile, every other one sells. */
+START_TEST(test_sale_pause_stalls_one_segment)
+{
+    static sim_sale_verdict v;
+    int k;
+
+    sell("20032", 8, 0, "pause", &v);
+    assert_clean(&v);
+    ck_assert_msg(v.pause_ns >= 0 && v.fault_seg >= 0, "no holder paused");
+    for (k = 0; k < 8; k++)
+        if (k == v.fault_seg)
+            ck_assert_msg(v.seg[k].paused_sales == 0, "segment %d sold %ld units while its "
+                          "holder slept inside the lock", k, v.seg[k].paused_sales);
+        else
+            ck_assert_msg(v.seg[k].paused_sales > 0, "segment %d sold nothing while segment "
+                          "%d's holder slept; expected the others to go on", k, v.fault_seg);
+}
+END_TEST
+
 /* A master killed while its replica lags: the replica is promoted with
  * the older stock, and units sold on the dead master are sold again
  * under a lock that held all along. */
@@ -141,6 +161,7 @@ Suite *sale_suite(void)
 {
     const TTest *const sales[] = {
         test_sale_one_segment, test_sale_four_segments, test_sale_first_empty_lies,
+        test_sale_pause_stalls_one_segment,
     };
     const TTest *const failover[] = { test_sale_failover_oversells };
     Suite *s = suite_create("sale");

@@ -287,18 +287,28 @@ int sim_sale_play(sim_rcluster *rc, const sim_sale_opts *o, sim_sale_verdict *v,
 
 /* A segment's lock must be one Redis key on one master: a stage whose
  * line in stages.def says redis, 1. */
+static int can_lock_segment(const sim_stage *st)
+{
+    return st != NULL && strcmp(st->server, "redis") == 0 && st->masters == 1;
+}
+
 int sim_sale_stage_ok(int n, const char *self, char *buyer, size_t len, char *errstr,
                       size_t errlen)
 {
     const sim_stage *st = sim_stage_get(n);
-    char copy[PATH_MAX];
+    char copy[PATH_MAX], ok[128] = "";
+    int i;
 
-    if (st == NULL || strcmp(st->server, "redis") != 0 || st->masters != 1)
-        return sim_error(errstr, errlen, "stage=%d cannot lock a segment: its lock %s; a segment's "
-                         "lock is one Redis key on one master (stages whose line in "
-                         "sim/stages.def says redis, 1)", n, st == NULL ? "does not exist"
-                         : strcmp(st->server, "redis") != 0 ? "lives in a ZooKeeper ensemble"
-                         : "takes a majority of independent masters");
+    if (!can_lock_segment(st)) {
+        for (i = 1; i <= SIM_STAGES; i++)
+            if (can_lock_segment(sim_stage_get(i)))
+                snprintf(ok + strlen(ok), sizeof(ok) - strlen(ok), "%s%d", ok[0] ? ", " : "", i);
+        return sim_error(errstr, errlen, "stage=%d cannot lock a segment: its lock %s; a "
+                         "segment's lock is one Redis key on one master: stages %s", n,
+                         st == NULL ? "does not exist" : strcmp(st->server, "redis") != 0
+                         ? "lives in a ZooKeeper ensemble"
+                         : "takes a majority of independent masters", ok);
+    }
     snprintf(copy, sizeof(copy), "%s", self);
     snprintf(buyer, len, "%s/../v%d/buyer", dirname(copy), n);
     return 0;
