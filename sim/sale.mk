@@ -11,6 +11,7 @@
 # lock and reaches the cluster through plumbing/redis_cluster.c.
 
 SALE_PROGRAM := $(BUILD)/sim/sale
+SALE_COMMA := ,
 SALE_TEST_STAGE := 5
 # A stage that takes one Redis key on one master can lock a segment.
 SALE_SED := s/^SIM_STAGE(\([0-9]*\), *"[^"]*", *[0-9]*, *redis, *1,.*/\1/p
@@ -44,7 +45,7 @@ sale-test: check-deps
 	@echo "== sale: a Redis Cluster of six, routing by slot, MOVED and ASK, sales on it =="
 	@$(BUILD)/test_sale
 
-$(SALE_PROGRAM): $(BUILD)/sim/sale_main.o $(SIM_LIB_OBJS)
+$(SALE_PROGRAM): $(BUILD)/sim/sale_main.o $(BUILD)/sim/bench/sale_bench.o $(SIM_LIB_OBJS)
 	$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 .PHONY: sale
@@ -55,3 +56,10 @@ sale: check-deps
 	@$(SALE_PROGRAM) 'stage=$(stage)' $(if $(segments),'segments=$(segments)') $(if $(units),'units=$(units)') \
 	    $(if $(buyers),'buyers=$(buyers)') $(if $(pause),'pause=$(pause)') $(if $(first),'first=$(first)') \
 	    $(if $(fault),'fault=$(fault)') $(if $(seed),'seed=$(seed)') $(if $(save),'save=$(save)')
+
+# The bench: one cluster, K = 1..16 for each stage, three sales each; the
+# page goes to build/sale/index.html.
+.PHONY: sale-bench
+sale-bench: check-deps
+	@$(MAKE) --no-print-directory $(SALE_PROGRAM) $(foreach n,$(filter $(or $(subst $(SALE_COMMA), ,$(stages)),5 6),$(SALE_STAGES)),$(BUILD)/v$(n)/buyer)
+	@$(SALE_PROGRAM) bench 'out=$(BUILD)/sale' $(if $(runs),'runs=$(runs)') $(if $(stages),'stages=$(stages)')

@@ -21,6 +21,7 @@
 #include "cluster.h"
 #include "proc.h"
 #include "sale.h"
+#include "sale_bench.h"
 #include "sale_report.h"
 #include "stage.h"
 #include "util.h"
@@ -152,5 +153,7 @@ int main(int argc, char **argv)
     sim_proc_cleanup_on_signal();
     if (argc >= 3 && strcmp(argv[1], "check") == 0)
         return check(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "bench") == 0)
+        return sim_sale_bench_main(argc - 1, argv + 1, argv[0]);
     return play(argc, argv);
 }
