@@ -81,6 +81,15 @@ static void on_lock(sim_sale_verdict *v, walk *w, const sim_sale_event *e)
         v->start_ns = e->t_ns;
 }
 
+static void on_unlock(sim_sale_verdict *v, walk *w, const sim_sale_event *e)
+{
+    if (w->holder[e->seg] != e->buyer)
+        return;
+    v->holds++;
+    v->held_ns += e->t_ns - w->held_at[e->seg];
+    w->holder[e->seg] = -1;
+}
+
 static void on_soldout(sim_sale_verdict *v, const sim_sale_event *e)
 {
     sim_sale_false_out *f;
@@ -116,7 +125,7 @@ static void on_event(sim_sale_verdict *v, walk *w, const sim_sale_event *e)
 {
     switch (e->op) {
     case 'L': on_lock(v, w, e); break;
-    case 'U': if (w->holder[e->seg] == e->buyer) w->holder[e->seg] = -1; break;
+    case 'U': on_unlock(v, w, e); break;
     case 'R': on_read(v, w, e); break;
     case 'S': on_sale(v, w, e); break;
     case 'O': on_soldout(v, e); break;

@@ -58,6 +58,8 @@ typedef struct sim_sale_verdict {
     long busy, errors, gave_up;
     int64_t start_ns, end_ns;  /* the first lock taken, the last sale */
     double rate;               /* sales per second between them */
+    long holds;                /* locks taken and released */
+    int64_t held_ns;           /* their summed length, [L, U] */
     int soldouts, false_soldouts;
     sim_sale_pair dup[SIM_SALE_EVIDENCE], stale[SIM_SALE_EVIDENCE], dbl[SIM_SALE_EVIDENCE];
     sim_sale_false_out false_out[SIM_SALE_EVIDENCE];

@@ -21,6 +21,12 @@ static void headline(FILE *f, const sim_sale_verdict *v, const char *stage_name)
             strcmp(m->fault, "none") != 0 ? m->fault : "");
     fprintf(f, "  sold %ld of %ld units in %.2f s: %.0f sales per second\n", v->sold, m->units,
             v->end_ns > v->start_ns ? sec(v->end_ns - v->start_ns) : 0.0, v->rate);
+    /* What a sale costs a buyer: inside the lock, and the whole round
+     * (the lock's wait, the round trips, the wait for a CPU). */
+    if (v->holds > 0 && v->sold > 0)
+        fprintf(f, "  a hold lasted %.1f ms on average (%ld ms of it the pause); a buyer's "
+                "round per sale %.1f ms\n", (double)v->held_ns / 1e6 / (double)v->holds,
+                m->pause_ms, (double)(v->end_ns - v->start_ns) / 1e6 * m->buyers / (double)v->sold);
 }
 
 static void pairs(FILE *f, const char *what, long count, const sim_sale_pair *p)
