@@ -10,6 +10,8 @@
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
 #   make bench                      each stage against its own round-trip limit, Redis's and ZooKeeper's
+#   make sale stage=N segments=K    a flash sale on a Redis Cluster, a lock per segment
+#                                   (sim/sale.mk: first=1, fault=failover|pause, sale-bench)
 #   make diff from=N to=M           what changed between two stages (side=1: side by side,
 #                                   full=1: whole files)
 #   make diff to=M [part=K]         what stage M changed on the stage it is built on
