@@ -61,7 +61,13 @@ static int options(int argc, char **argv, sim_sale_opts *o)
                    o->lease_ms, o->wait_ms, o->retry_ms, o->hold_ms };
     const char *fault = arg(argc, argv, "fault");
 
-    if (number(argc, argv, "stage", 1, 99, "", &v[0]) || v[0] == 0 ||
+    if (arg(argc, argv, "stage") == NULL) {
+        fprintf(stderr, "usage: sale stage=N [segments=K] [units=S] [buyers=B] [pause=MS] "
+                "[first=1] [fault=failover|pause] [seed=X] [save=FILE]\n"
+                "       sale check FILE\n       sale bench [out=DIR] [runs=N] [stages=5,6]\n");
+        return -1;
+    }
+    if (number(argc, argv, "stage", 1, 99, "", &v[0]) ||
         number(argc, argv, "segments", 1, SIM_SALE_MAX_SEGMENTS, "", &v[1]) ||
         number(argc, argv, "units", 1, 1000000, "", &v[2]) ||
         number(argc, argv, "buyers", 1, SIM_SALE_MAX_BUYERS, "", &v[3]) ||

@@ -53,11 +53,15 @@ static void on_sale(sim_sale_verdict *v, walk *w, const sim_sale_event *e)
     w->last_writer[e->seg] = e->buyer;
 }
 
-/* R: more than the last write left means the store lost that write. */
+/* R: more than the last write left means the store lost that write.
+ * Less means a write whose reply never came (an unknown outcome, logged
+ * as a failed step) did land: the store is the truth from here on. */
 static void on_read(sim_sale_verdict *v, walk *w, const sim_sale_event *e)
 {
     sim_sale_segment *s = &v->seg[e->seg];
 
+    if (e->value < s->left)
+        s->left = (long)e->value;
     if (e->value > s->left) {
         sim_sale_pair p = { e->seg, e->value, s->left, { w->last_writer[e->seg], e->buyer },
                             { w->last_write_ns[e->seg], e->t_ns } };

@@ -182,7 +182,7 @@ static int wait_buyers(sim_rcluster *rc, const sim_sale_opts *o, pid_t *pid, nem
                        const sim_sale_place *place, char *errstr, size_t len)
 {
     int64_t start = sim_sale_now_ns();
-    int left = o->buyers, i, status, rc_ = 0;
+    int left = o->buyers, i, status, failed = 0;
 
     while (left > 0) {
         for (i = 0; i < o->buyers; i++)
@@ -190,8 +190,8 @@ static int wait_buyers(sim_rcluster *rc, const sim_sale_opts *o, pid_t *pid, nem
                 pid[i] = 0;
                 left--;
             }
-        if (n != NULL && rc_ == 0 && nemesis_step(rc, o, n, place, errstr, len) != 0)
-            rc_ = -1;
+        if (n != NULL && failed == 0 && nemesis_step(rc, o, n, place, errstr, len) != 0)
+            failed = -1;
         if (sim_sale_now_ns() - start > SALE_TIMEOUT_NS) {
             for (i = 0; i < o->buyers; i++)
                 sim_proc_kill(pid[i]);
@@ -200,10 +200,10 @@ static int wait_buyers(sim_rcluster *rc, const sim_sale_opts *o, pid_t *pid, nem
         }
         sim_sleep_ms(POLL_MS);
     }
-    return rc_;
+    return failed;
 }
 
-static int start_nemesis(sim_rcluster *rc, const sim_sale_opts *o, const sim_sale_meta *m,
+static int start_nemesis(sim_rcluster *rc, const sim_sale_meta *m,
                          const sim_sale_place *place, const char *dir, nemesis *n,
                          char *errstr, size_t len)
 {
@@ -217,7 +217,6 @@ static int start_nemesis(sim_rcluster *rc, const sim_sale_opts *o, const sim_sal
     snprintf(path, sizeof(path), "%s/nemesis.log", dir);
     if ((n->log = fopen(path, "w")) == NULL)
         return sim_error(errstr, len, "cannot write %s", path);
-    (void)o;
     return 0;
 }
 
@@ -233,7 +232,7 @@ static int run(sim_rcluster *rc, const sim_sale_opts *o, const sim_sale_meta *m,
     int i, res = 0;
 
     if (strcmp(o->fault, "failover") == 0) {
-        if (start_nemesis(rc, o, m, place, dir, &n, errstr, len) != 0)
+        if (start_nemesis(rc, m, place, dir, &n, errstr, len) != 0)
             return -1;
         nem = &n;
     }

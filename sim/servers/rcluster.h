@@ -9,9 +9,10 @@
  *   --cluster-port P (a free port of its own: port + 10000 may be taken)
  *   --cluster-require-full-coverage no (a dead master stops its slots
  *     only, not the whole cluster, until its replica takes over)
- *   --requirepass X --masterauth X (X drawn at random for each cluster)
  *
- * and joined by `redis-cli --cluster create ... --cluster-replicas 1
+ * then given requirepass and masterauth X (drawn at random for each
+ * cluster, set once the node answered PING: server.c proves a new server
+ * is ours by PING and INFO) and joined by `redis-cli --cluster create ... --cluster-replicas 1
  * --cluster-yes` (its output goes to create.log in the temp dir). Start
  * returns once every node says cluster_state:ok, knows all six and every
  * replica's link to its master is up.
