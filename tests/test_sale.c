@@ -157,6 +157,71 @@ START_TEST(test_sale_failover_oversells)
 }
 END_TEST
 
+/* ---- the judge, on histories written by hand ------------------------------- */
+
+/* Loads and judges a history of 4 units over 2 segments, 2 buyers, whose
+ * events are lines. */
+static void judge(const char *lines, sim_sale_verdict *v)
+{
+    char path[] = "/tmp/lockstep-sale-XXXXXX", err[256];
+    sim_sale_log log;
+    FILE *f;
+    int fd = mkstemp(path);
+
+    ck_assert_msg(fd >= 0 && (f = fdopen(fd, "w")) != NULL, "cannot write a history");
+    fprintf(f, "sale units=4 segments=2 buyers=2 stage=5 pause=2 first=0 fault=none t0=1000\n%s",
+            lines);
+    fclose(f);
+    ck_assert_msg(sim_sale_log_load(&log, path, err, sizeof(err)) == 0, "%s", err);
+    unlink(path);
+    sim_sale_judge(&log, v);
+    sim_sale_log_free(&log);
+}
+
+/* Buyer 0 sells segment 0 dry, buyer 1 segment 1; both say sold out
+ * after seeing both empty. Times in ns after t0 = 1000. */
+#define CLEAN_SALE \
+    "1100 0 0 L 0\n1200 0 0 R 2\n1300 0 0 S 1\n1400 0 0 U 0\n" \
+    "1500 0 0 L 0\n1600 0 0 R 1\n1700 0 0 S 0\n1800 0 0 U 0\n" \
+    "1150 1 1 L 0\n1250 1 1 R 2\n1350 1 1 S 1\n1450 1 1 U 0\n" \
+    "1550 1 1 L 0\n1650 1 1 R 1\n1750 1 1 S 0\n1850 1 1 U 0\n"
+
+START_TEST(test_sale_judge_clean)
+{
+    static sim_sale_verdict v;
+
+    judge(CLEAN_SALE "1900 0 1 O 2\n1950 1 0 O 2\n", &v);
+    ck_assert_msg(sim_sale_clean(&v), "a clean history judged unclean: sold %ld, oversold %ld, "
+                  "false sold-outs %d", v.sold, v.oversold, v.false_soldouts);
+    ck_assert_int_eq(v.seg[0].dry_ns, 700);
+    ck_assert_int_eq(v.holds, 4);
+}
+END_TEST
+
+/* A stock value written twice is a unit sold twice; a read above the
+ * last acknowledged write is a lost write; a lock taken while held is a
+ * double hold; a sold-out while segment 1 holds stock is false. */
+START_TEST(test_sale_judge_anomalies)
+{
+    static sim_sale_verdict v;
+
+    judge("1100 0 0 L 0\n1200 0 0 R 2\n1300 0 0 S 1\n1400 0 0 U 0\n"
+          "1500 1 0 L 0\n1600 1 0 R 2\n1700 1 0 S 1\n1750 0 0 L 0\n1800 1 0 U 0\n"
+          "1900 0 0 R 1\n2000 0 0 S 0\n2100 0 0 U 0\n2200 0 0 O 1\n", &v);
+    ck_assert_msg(v.lost_updates == 1 && v.oversold == 1 && v.dup[0].value == 1,
+                  "stock 1 written twice: %ld lost updates, %ld oversold", v.lost_updates,
+                  v.oversold);
+    ck_assert_msg(v.stale_reads == 1 && v.stale[0].value == 2 && v.stale[0].acked == 1,
+                  "the read of 2 after the write of 1: %ld stale reads", v.stale_reads);
+    ck_assert_msg(v.double_holds == 1 && v.dbl[0].buyer[0] == 1 && v.dbl[0].buyer[1] == 0,
+                  "buyer 0 took the lock while buyer 1 held it: %ld double holds",
+                  v.double_holds);
+    ck_assert_msg(v.false_soldouts == 1 && v.false_out[0].held[1] == 2,
+                  "sold out while segment 1 held 2: %d false sold-outs", v.false_soldouts);
+    ck_assert(!sim_sale_clean(&v));
+}
+END_TEST
+
 Suite *sale_suite(void)
 {
     const TTest *const sales[] = {
@@ -164,8 +229,11 @@ Suite *sale_suite(void)
         test_sale_pause_stalls_one_segment,
     };
     const TTest *const failover[] = { test_sale_failover_oversells };
+    const TTest *const judged[] = { test_sale_judge_clean, test_sale_judge_anomalies };
     Suite *s = suite_create("sale");
-    TCase *tc = ADD_TCASE(s, "sales", sales);
+    TCase *tc = ADD_TCASE(s, "judge", judged);
+
+    tc = ADD_TCASE(s, "sales", sales);
 
     tcase_add_unchecked_fixture(tc, sale_setup, sale_teardown);
     tcase_set_timeout(tc, TCASE_TIMEOUT_S);
