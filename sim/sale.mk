@@ -1,8 +1,9 @@
 # sale.mk: the flash sale on a Redis Cluster (included by the Makefile).
 #
 #   make sale stage=N [segments=K] [units=S] [buyers=B] [pause=MS] [first=1]
-#                     [fault=failover|pause] [seed=X]
-#   make sale-bench                  sales per second for K = 1..16, v5 and v6,
+#                     [fault=failover|pause] [seed=X] [retry=MS] [save=FILE]
+#   make sale-bench [runs=N] [stages=5,6] [retry=MS]
+#                                    sales per second for K = 1..16, v5 and v6,
 #                                    as a table and build/sale/index.html
 #   make sale-test                   the cluster, its routing, and sales on it
 #
@@ -55,11 +56,13 @@ sale: check-deps
 	@$(MAKE) --no-print-directory $(SALE_PROGRAM) $(if $(filter $(stage),$(SALE_STAGES)),$(BUILD)/v$(stage)/buyer)
 	@$(SALE_PROGRAM) 'stage=$(stage)' $(if $(segments),'segments=$(segments)') $(if $(units),'units=$(units)') \
 	    $(if $(buyers),'buyers=$(buyers)') $(if $(pause),'pause=$(pause)') $(if $(first),'first=$(first)') \
-	    $(if $(fault),'fault=$(fault)') $(if $(seed),'seed=$(seed)') $(if $(save),'save=$(save)')
+	    $(if $(fault),'fault=$(fault)') $(if $(seed),'seed=$(seed)') $(if $(save),'save=$(save)') \
+	    $(if $(retry),'retry=$(retry)')
 
 # The bench: one cluster, K = 1..16 for each stage, three sales each; the
 # page goes to build/sale/index.html.
 .PHONY: sale-bench
 sale-bench: check-deps
 	@$(MAKE) --no-print-directory $(SALE_PROGRAM) $(foreach n,$(filter $(or $(subst $(SALE_COMMA), ,$(stages)),5 6),$(SALE_STAGES)),$(BUILD)/v$(n)/buyer)
-	@$(SALE_PROGRAM) bench 'out=$(BUILD)/sale' $(if $(runs),'runs=$(runs)') $(if $(stages),'stages=$(stages)')
+	@$(SALE_PROGRAM) bench 'out=$(BUILD)/sale' $(if $(runs),'runs=$(runs)') $(if $(stages),'stages=$(stages)') \
+	    $(if $(retry),'retry=$(retry)')

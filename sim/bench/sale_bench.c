@@ -72,6 +72,7 @@ static int measure(sim_rcluster *rc, sim_sale_bench *b, int s, int i, const char
         o.segments = ks[i];
         o.units = b->units;
         o.buyers = b->buyers;
+        o.retry_ms = b->retry_ms;
         if (sim_sale_play(rc, &o, &v, &place, errstr, len) != 0)
             return -1;
         rate[r] = v.rate;
@@ -79,6 +80,8 @@ static int measure(sim_rcluster *rc, sim_sale_bench *b, int s, int i, const char
     }
     qsort(rate, (size_t)b->runs, sizeof(rate[0]), by_value);
     b->rate[s][i] = rate[b->runs / 2];
+    b->lo[s][i] = rate[0];
+    b->hi[s][i] = rate[b->runs - 1];
     return 0;
 }
 
@@ -92,15 +95,16 @@ static int setup(int argc, char **argv, sim_sale_bench *b, const char *self,
     b->units = atol(arg(argc, argv, "units", "1000"));
     b->buyers = atoi(arg(argc, argv, "buyers", "16"));
     b->pause_ms = 2;
+    b->retry_ms = atol(arg(argc, argv, "retry", "5"));
     b->ks = (int)(sizeof(ks) / sizeof(ks[0]));
     memcpy(b->k, ks, sizeof(ks));
     b->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (getloadavg(load, 1) == 1)
         b->load = load[0];
     if (b->runs < 1 || b->runs > MAX_RUNS || b->units < 16 || b->buyers < 1 ||
-        b->buyers > SIM_SALE_MAX_BUYERS)
-        return sim_error(err, len, "runs=1..%d, units>=16, buyers=1..%d", MAX_RUNS,
-                         SIM_SALE_MAX_BUYERS);
+        b->buyers > SIM_SALE_MAX_BUYERS || b->retry_ms < 1 || b->retry_ms > 1000)
+        return sim_error(err, len, "give runs=1..%d, units=16 or more, buyers=1..%d, "
+                         "retry=1..1000", MAX_RUNS, SIM_SALE_MAX_BUYERS);
     return parse_stages(arg(argc, argv, "stages", "5,6"), b, self, buyer, err, len);
 }
 

@@ -1,6 +1,6 @@
 /* sale_bench: the segmented sale's throughput (make sale-bench).
  *
- *   sale bench [out=DIR] [runs=N] [stages=5,6] [units=S] [buyers=B]
+ *   sale bench [out=DIR] [runs=N] [stages=5,6] [units=S] [buyers=B] [retry=MS]
  *
  * One Redis Cluster for every sale; for each stage and K = 1, 2, 4, 8,
  * 16 segments, N sales (default 3) of a product of their own, and the

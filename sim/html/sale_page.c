@@ -85,13 +85,14 @@ static void table(FILE *f, const sim_sale_bench *b)
 
     fprintf(f, "<table border='1' cellpadding='4'><tr><th>segments</th>");
     for (s = 0; s < b->stages; s++)
-        fprintf(f, "<th>v%d sales/s</th><th>v%d &times; K=1</th>", b->stage[s], b->stage[s]);
+        fprintf(f, "<th>v%d sales/s</th><th>runs' range</th><th>v%d &times; K=1</th>",
+                b->stage[s], b->stage[s]);
     fprintf(f, "</tr>\n");
     for (i = 0; i < b->ks; i++) {
         fprintf(f, "<tr><td>%d</td>", b->k[i]);
         for (s = 0; s < b->stages; s++)
-            fprintf(f, "<td>%.0f%s</td><td>%.1f</td>", b->rate[s][i],
-                    b->unclean[s][i] ? " (not clean)" : "",
+            fprintf(f, "<td>%.0f%s</td><td>%.0f-%.0f</td><td>%.1f</td>", b->rate[s][i],
+                    b->unclean[s][i] ? " (not clean)" : "", b->lo[s][i], b->hi[s][i],
                     b->rate[s][0] > 0 ? b->rate[s][i] / b->rate[s][0] : 0.0);
         fprintf(f, "</tr>\n");
     }
@@ -111,10 +112,10 @@ int sim_sale_page(const char *dir, const sim_sale_bench *b, char *errstr, size_t
         return sim_error(errstr, len, "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>lockstep: the "
             "segmented sale</title></head><body>\n<h1>The segmented sale: sales per second "
-            "against segments</h1>\n<p>%ld units, %d buyers, %ld ms inside the lock, the "
-            "median of %d runs each, on a Redis Cluster of three masters and three replicas; "
-            "%d CPUs, load %.1f at the start.</p>\n", b->units, b->buyers, b->pause_ms,
-            b->runs, b->cpus, b->load);
+            "against segments</h1>\n<p>%ld units, %d buyers, %ld ms inside the lock, a "
+            "polling lock's retry every %ld ms, the median of %d runs each, on a Redis Cluster "
+            "of three masters and three replicas; %d CPUs, load %.1f at the start.</p>\n",
+            b->units, b->buyers, b->pause_ms, b->retry_ms, b->runs, b->cpus, b->load);
     fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
             "font-family='sans-serif' font-size='12'>\n", W, H);
     axes(f, b, top);

@@ -145,18 +145,18 @@ void sim_sale_bench_table(FILE *f, const sim_sale_bench *b)
 {
     int i, s;
 
-    fprintf(f, "sale bench: %ld units, %d buyers, %ld ms inside the lock, median of %d runs; "
-            "%d CPUs, load %.1f at the start\n", b->units, b->buyers, b->pause_ms, b->runs,
-            b->cpus, b->load);
+    fprintf(f, "sale bench: %ld units, %d buyers, %ld ms inside the lock, retry %ld ms, median "
+            "of %d runs; %d CPUs, load %.1f at the start\n", b->units, b->buyers, b->pause_ms,
+            b->retry_ms, b->runs, b->cpus, b->load);
     fprintf(f, "  segments");
     for (s = 0; s < b->stages; s++)
-        fprintf(f, "   v%d sales/s  x K=1", b->stage[s]);
+        fprintf(f, "   v%d sales/s (runs' range)  x K=1", b->stage[s]);
     fprintf(f, "\n");
     for (i = 0; i < b->ks; i++) {
         fprintf(f, "  %8d", b->k[i]);
         for (s = 0; s < b->stages; s++)
-            fprintf(f, "   %11.0f  %5.1f%s", b->rate[s][i],
-                    b->rate[s][0] > 0 ? b->rate[s][i] / b->rate[s][0] : 0.0,
+            fprintf(f, "   %11.0f (%4.0f-%4.0f)  %5.1f%s", b->rate[s][i], b->lo[s][i],
+                    b->hi[s][i], b->rate[s][0] > 0 ? b->rate[s][i] / b->rate[s][0] : 0.0,
                     b->unclean[s][i] ? "!" : " ");
         fprintf(f, "\n");
     }

@@ -24,9 +24,12 @@ typedef struct sim_sale_bench {
     int stages, stage[SIM_SALE_BENCH_STAGES];
     int ks, k[SIM_SALE_BENCH_KS];
     double rate[SIM_SALE_BENCH_STAGES][SIM_SALE_BENCH_KS]; /* sales per second */
+    double lo[SIM_SALE_BENCH_STAGES][SIM_SALE_BENCH_KS];   /* the slowest run's */
+    double hi[SIM_SALE_BENCH_STAGES][SIM_SALE_BENCH_KS];   /* the fastest run's */
     int unclean[SIM_SALE_BENCH_STAGES][SIM_SALE_BENCH_KS];  /* runs not clean */
     int buyers, runs, cpus;
     long units, pause_ms;
+    long retry_ms;         /* a polling lock's pause between tries */
     double load;           /* the 1-minute load average at the start */
 } sim_sale_bench;
 
