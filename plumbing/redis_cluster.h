@@ -19,7 +19,11 @@
  * A lock needs no more than a provider (redis.h): redis_cluster_provider
  * connects a stage's lock to the master of its key's slot, and the
  * plumbing drops that connection after an I/O error, MOVED or ASK, so
- * the next call asks the provider again, which reads the map anew.
+ * the next call asks the provider again, which reads the map anew. That
+ * follows MOVED; it cannot follow ASK, which redirects one command, not
+ * the connection: while a lock's slot migrates, a call that meets ASK
+ * fails (errstr names it) until the migration ends. redis_cluster_command
+ * follows both.
  *
  * Errors, hiredis-style: 0 or a pointer, -1 or NULL with one line of
  * reason in the caller's errstr. */
