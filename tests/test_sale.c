@@ -154,6 +154,9 @@ START_TEST(test_sale_failover_oversells)
                   "writes (%ld stale reads)", v.stale_reads);
     ck_assert_msg(v.double_holds == 0, "%ld double holds: the lock failed, not the store",
                   v.double_holds);
+    ck_assert_msg(v.died == 0, "%d buyers died in the failover (buyer %d, exit status %d); "
+                  "expected each to see I/O errors and go on", v.died, v.died_buyer,
+                  v.died_status);
 }
 END_TEST
 
@@ -200,14 +203,15 @@ END_TEST
 
 /* A stock value written twice is a unit sold twice; a read above the
  * last acknowledged write is a lost write; a lock taken while held is a
- * double hold; a sold-out while segment 1 holds stock is false. */
+ * double hold; a sold-out while segment 1 holds stock is false; a buyer
+ * that died before "sold out" is told. */
 START_TEST(test_sale_judge_anomalies)
 {
     static sim_sale_verdict v;
 
     judge("1100 0 0 L 0\n1200 0 0 R 2\n1300 0 0 S 1\n1400 0 0 U 0\n"
           "1500 1 0 L 0\n1600 1 0 R 2\n1700 1 0 S 1\n1750 0 0 L 0\n1800 1 0 U 0\n"
-          "1900 0 0 R 1\n2000 0 0 S 0\n2100 0 0 U 0\n2200 0 0 O 1\n", &v);
+          "1900 0 0 R 1\n2000 0 0 S 0\n2100 0 0 U 0\n2200 0 0 O 1\n2300 1 0 D 141\n", &v);
     ck_assert_msg(v.lost_updates == 1 && v.oversold == 1 && v.dup[0].value == 1,
                   "stock 1 written twice: %ld lost updates, %ld oversold", v.lost_updates,
                   v.oversold);
@@ -218,6 +222,8 @@ START_TEST(test_sale_judge_anomalies)
                   v.double_holds);
     ck_assert_msg(v.false_soldouts == 1 && v.false_out[0].held[1] == 2,
                   "sold out while segment 1 held 2: %d false sold-outs", v.false_soldouts);
+    ck_assert_msg(v.died == 1 && v.died_buyer == 1 && v.died_status == 141,
+                  "buyer 1 died of SIGPIPE: %d deaths told", v.died);
     ck_assert(!sim_sale_clean(&v));
 }
 END_TEST

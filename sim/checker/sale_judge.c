@@ -136,6 +136,12 @@ static void on_event(sim_sale_verdict *v, walk *w, const sim_sale_event *e)
     case 'B': v->busy++; break;
     case 'X': v->errors++; v->gave_up += e->value == SIM_SALE_STEP_GAVE_UP; break;
     case 'F': on_fault(v, e); break;
+    case 'D':
+        if (v->died++ == 0) {
+            v->died_buyer = e->buyer;
+            v->died_status = (int)e->value;
+        }
+        break;
     default: break;
     }
 }
@@ -216,5 +222,5 @@ int sim_sale_clean(const sim_sale_verdict *v)
 {
     return v->sold == v->meta.units && v->oversold == 0 && v->lost_updates == 0 &&
            v->stale_reads == 0 && v->double_holds == 0 && v->false_soldouts == 0 &&
-           v->gave_up == 0;
+           v->gave_up == 0 && v->died == 0;
 }

@@ -56,6 +56,8 @@ typedef struct sim_sale_verdict {
     sim_sale_meta meta;
     long sold, oversold, lost_updates, stale_reads, double_holds;
     long busy, errors, gave_up;
+    int died;                  /* buyers whose process ended before "sold out" */
+    int died_buyer, died_status; /* the first of them, and its exit status */
     int64_t start_ns, end_ns;  /* the first lock taken, the last sale */
     double rate;               /* sales per second between them */
     long holds;                /* locks taken and released */

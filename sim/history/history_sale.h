@@ -21,6 +21,9 @@
  *   H  the holder's pause began (fault=pause; value: its length in ms)
  *   F  the nemesis acted (buyer -1; value: SIM_SALE_FAULT_*; segment: the
  *      segment whose master it hit)
+ *   D  the buyer's process ended before it said "sold out" (written by
+ *      the sale; segment 0; value: its exit code, or 128 + the signal
+ *      that killed it): its history stops there
  *
  * Errors, hiredis-style: 0, or -1 with one line of reason in errstr. */
 #ifndef SIM_HISTORY_SALE_H

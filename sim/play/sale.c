@@ -177,19 +177,31 @@ static int nemesis_step(sim_rcluster *rc, const sim_sale_opts *o, nemesis *n,
     return 0;
 }
 
+/* Buyer i's end, when it ended; a buyer that did not exit 0 is told in
+ * the history (the judge counts it: its steps stop there). */
+static int ended(pid_t *pid, int i, FILE *deaths)
+{
+    int status = 0;
+    sim_proc_state st = pid[i] > 0 ? sim_proc_poll(pid[i], &status) : SIM_PROC_RUNNING;
+
+    if (st < SIM_PROC_EXITED)
+        return 0;
+    pid[i] = 0;
+    if (st == SIM_PROC_KILLED || status != 0)
+        sim_sale_log_event(deaths, i, 0, 'D', st == SIM_PROC_KILLED ? 128 + status : status);
+    return 1;
+}
+
 /* Waits for every buyer, stepping the nemesis meanwhile. */
 static int wait_buyers(sim_rcluster *rc, const sim_sale_opts *o, pid_t *pid, nemesis *n,
-                       const sim_sale_place *place, char *errstr, size_t len)
+                       const sim_sale_place *place, FILE *deaths, char *errstr, size_t len)
 {
     int64_t start = sim_sale_now_ns();
-    int left = o->buyers, i, status, failed = 0;
+    int left = o->buyers, i, failed = 0;
 
     while (left > 0) {
         for (i = 0; i < o->buyers; i++)
-            if (pid[i] > 0 && sim_proc_poll(pid[i], &status) >= SIM_PROC_EXITED) {
-                pid[i] = 0;
-                left--;
-            }
+            left -= ended(pid, i, deaths);
         if (n != NULL && failed == 0 && nemesis_step(rc, o, n, place, errstr, len) != 0)
             failed = -1;
         if (sim_sale_now_ns() - start > SALE_TIMEOUT_NS) {
@@ -226,10 +238,15 @@ static int run(sim_rcluster *rc, const sim_sale_opts *o, const sim_sale_meta *m,
                char *errstr, size_t len)
 {
     pid_t pid[SIM_SALE_MAX_BUYERS] = { 0 };
-    char paths[SIM_SALE_MAX_BUYERS + 1][SIM_PATH_LEN + 32];
-    const char *files[SIM_SALE_MAX_BUYERS + 1];
+    char paths[SIM_SALE_MAX_BUYERS + 2][SIM_PATH_LEN + 32];
+    const char *files[SIM_SALE_MAX_BUYERS + 2];
     nemesis n, *nem = NULL;
+    FILE *deaths;
     int i, res = 0;
+
+    snprintf(paths[o->buyers + 1], sizeof(paths[0]), "%s/deaths.log", dir);
+    if ((deaths = fopen(paths[o->buyers + 1], "w")) == NULL)
+        return sim_error(errstr, len, "cannot write %s", paths[o->buyers + 1]);
 
     if (strcmp(o->fault, "failover") == 0) {
         if (start_nemesis(rc, m, place, dir, &n, errstr, len) != 0)
@@ -240,9 +257,10 @@ static int run(sim_rcluster *rc, const sim_sale_opts *o, const sim_sale_meta *m,
         if ((pid[i] = spawn_buyer(rc, o, dir, i, errstr, len)) < 0)
             res = -1;
     if (res == 0)
-        res = wait_buyers(rc, o, pid, nem, place, errstr, len);
+        res = wait_buyers(rc, o, pid, nem, place, deaths, errstr, len);
     for (i = 0; i < o->buyers; i++)
         sim_proc_kill(pid[i]);
+    fclose(deaths);
     if (nem != NULL)
         fclose(nem->log);
     for (i = 0; i <= o->buyers; i++) {
@@ -252,8 +270,9 @@ static int run(sim_rcluster *rc, const sim_sale_opts *o, const sim_sale_meta *m,
             snprintf(paths[i], sizeof(paths[i]), "%s/nemesis.log", dir);
         files[i] = paths[i];
     }
+    files[o->buyers + 1] = paths[o->buyers + 1];
     if (res == 0)
-        res = sim_sale_log_merge(m, files, o->buyers + 1, out, errstr, len);
+        res = sim_sale_log_merge(m, files, o->buyers + 2, out, errstr, len);
     return res;
 }
 

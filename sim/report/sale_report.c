@@ -102,6 +102,10 @@ static void faults(FILE *f, const sim_sale_verdict *v)
                 v->fault_seg, v->pause_ms, sec(v->pause_ns));
     fprintf(f, "  lock busy (moved on): %ld; failed steps: %ld%s\n", v->busy, v->errors,
             v->gave_up ? " (some buyers gave up)" : "");
+    if (v->died > 0)
+        fprintf(f, "  buyers lost: %d ended before \"sold out\" (buyer %d: exit status %d%s); "
+                "their histories stop there\n", v->died, v->died_buyer, v->died_status,
+                v->died_status > 128 ? ", 128 + the signal that killed it" : "");
 }
 
 static void segments(FILE *f, const sim_sale_verdict *v, const sim_sale_place *place)
