@@ -11,6 +11,8 @@
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
 #   make bench                      each stage against its own round-trip limit, Redis's and ZooKeeper's
+#   make sale stage=N segments=K    a flash sale on a Redis Cluster, a lock per segment
+#                                   (sim/sale.mk: first=1, fault=failover|pause, sale-bench)
 #   make diff from=N to=M           what changed between two stages (side=1: side by side,
 #                                   full=1: whole files)
 #   make diff to=M [part=K]         what stage M changed on the stage it is built on
@@ -359,11 +361,13 @@ $(BUILD)/sim/servers/ensemble.o: Makefile
 zk_tag = $(if $(filter zookeeper,$(call stage_server,$(1))),:zk)
 TEST_SUITES := course-test report-test:zk,report \
                $(foreach n,$(filter-out 1,$(shell printf '%s\n' $(STAGES) | sort -nr)),v$(n)$(call zk_tag,$(n))) \
-               servers-test:zk bench-test:zk cli-test:report v1 sim-test \
+               servers-test:zk bench-test:zk sale-test cli-test:report v1 sim-test \
                $(if $(filter 1,$(SANITIZE)),,layout-test)
+# The stage whose lock the sale's tests take (sim/sale.mk).
+SALE_TEST_STAGE := 5
 TEST_BUILD := $(foreach n,$(STAGES),$(BUILD)/v$(n)/tests) $(BUILD)/test_sim $(BUILD)/test_servers \
               $(BUILD)/site_test $(BUILD)/grade_key bench-build $(BUILD)/bench/test_bench sim-build \
-              $(foreach n,$(STAGES),grade-prereqs-v$(n))
+              $(foreach n,$(STAGES),grade-prereqs-v$(n)) $(BUILD)/test_sale $(BUILD)/v$(SALE_TEST_STAGE)/buyer
 
 .PHONY: test-build test-times
 test: check-deps
@@ -463,3 +467,4 @@ clean:
 	rm -rf build
 
 include sim/sim.mk
+include sim/sale.mk
