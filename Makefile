@@ -14,6 +14,8 @@
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
 #   make bench                      each stage against its own round-trip limit, Redis's and ZooKeeper's
+#   make sale stage=N segments=K    a flash sale on a Redis Cluster, a lock per segment
+#                                   (sim/sale.mk: first=1, fault=failover|pause, sale-bench)
 #   make diff from=N to=M           what changed between two stages (side=1: side by side,
 #                                   full=1: whole files)
 #   make diff to=M [part=K]         what stage M changed on the stage it is built on
@@ -90,15 +92,21 @@ ZK_LIBS := -lzookeeper_mt
 # cmark-gfm, GitHub's Markdown renderer, and its extensions (tables): the
 # site shows a README as GitHub does (sim/html/html_md.c).
 MD_LIBS := -lcmark-gfm-extensions -lcmark-gfm
-LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) $(MD_LIBS) -pthread
-stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS))
+# The MariaDB client, Connector/C (libmariadb-dev): the mariadb stages and
+# the simulator's MariaDB servers (sim/servers/mariadbd.c) include its
+# <mysql.h>, and every program that starts servers links it.
+MARIADB_CFLAGS := $(shell pkg-config --cflags libmariadb 2>/dev/null)
+MARIADB_LIBS := $(or $(shell pkg-config --libs libmariadb 2>/dev/null),-lmariadb)
+LDLIBS := $(HIREDIS_LIBS) $(JSON_LIBS) $(ZK_LIBS) $(MD_LIBS) $(MARIADB_LIBS) -pthread
+stage_cflags = $(if $(filter zookeeper,$(call stage_server,$(1))),$(ZK_CFLAGS)) \
+               $(if $(filter mariadb,$(call stage_server,$(1))),$(MARIADB_CFLAGS))
 
 # The simulator's folders, one per role, lowest layer first: a file
 # includes headers from its own folder and the folders before it, never
 # from one after it (tests/layout.sh checks that). The README's layout
 # section says what each folder owns.
 SIM_LAYERS := base history checker servers client play report html bench
-SIM_INC := -Isim $(addprefix -Isim/,$(SIM_LAYERS))
+SIM_INC := -Isim $(addprefix -Isim/,$(SIM_LAYERS)) $(MARIADB_CFLAGS)
 SIM_HDRS := $(wildcard sim/*.def $(SIM_LAYERS:%=sim/%/*.h))
 sim_srcs = $(filter-out $(SIM_SHIM_SRC),$(wildcard $(1:%=sim/%/*.c)))
 
@@ -123,6 +131,13 @@ SHIM_CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werro
 # BindException says why a node died); -XX:-UsePerfData leaves no
 # /tmp/hsperfdata_<user>/<pid> behind a SIGKILL.
 ZK_CLASS_DATA := $(BUILD)/zookeeper.jsa
+# A MariaDB data dir as mariadb-install-db makes it, made once by make:
+# every MariaDB server the tests and the simulator start copies it (22 MB,
+# a few milliseconds) where it would run the installer (a second of CPU,
+# and a shell script whose mariadbd outlives a run killed meanwhile).
+# Without mariadbd (make deps installs it) there is none, and each server
+# runs the installer itself; sim/servers/mariadbd.c gets its path.
+MARIADB_DATA := $(BUILD)/mariadb-data
 ZK_JAR := /usr/share/java/zookeeper.jar
 ZK_CLASS_PATH := $(ZK_JAR):/usr/share/java/slf4j-simple.jar
 ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
@@ -145,7 +160,11 @@ TEST_STAGE_SRCS := $(wildcard tests/harness.c tests/lock_helpers.c tests/test_lo
                    tests/test_lock_contention.c tests/test_lock_errors.c tests/test_lock_quorum.c \
                    tests/test_queue.c tests/test_clock.c tests/test_proxy.c tests/test_matrix.c \
                    tests/test_zk.c tests/test_zk_faults.c tests/test_zk_queue.c tests/zk_tests.c tests/zk_client.c \
+                   tests/test_mariadb.c \
                    tests/run_stage.c tests/row_claims.c tests/tcases.c tests/rundir.c)
+# A stage's ZooKeeper suite counts the watch notifications a release sends
+# as the bench counts them: from the servers' mntr answers (sim/bench/mntr.c).
+TEST_BENCH_OBJS := $(BUILD)/sim/bench/mntr.o
 TEST_SIM_SRCS := $(wildcard tests/story.c tests/test_checker.c tests/test_deadlock.c \
                    tests/test_history.c tests/report_helpers.c tests/test_report.c \
                    tests/test_report_timeline.c tests/test_verdicts.c \
@@ -196,7 +215,7 @@ $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c)) \
                    $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 
-$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
+$(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	@$(say) "build  $(call stage_dir,$(1)): its contract suite and matrix row, $$@"
 	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 
@@ -208,7 +227,7 @@ $(BUILD)/v$(1)/sim/%.o: sim/%.c $(SIM_HDRS) $(call stage_dir,$(1))/lock.h $(PLUM
 	@mkdir -p $$(@D)
 	$(Q)$$(CC) $$(CFLAGS) -DSTAGE=$(1) -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -c $$< -o $$@
 
-$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(SIM_SHIM) $(ZK_CLASS_DATA)
+$(BUILD)/v$(1)/client: $$(STAGE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(SIM_SHIM) $(ZK_CLASS_DATA) $(MARIADB_DATA)
 	@$(say) "build  $(call stage_dir,$(1)): its lock in the simulator's client, $$@"
 	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
@@ -222,6 +241,15 @@ $(SIM_SHIM): $(SIM_SHIM_SRC)
 	@mkdir -p $(@D)
 	@$(say) "build  the clock-jump library, $@"
 	$(Q)$(CC) $(SHIM_CFLAGS) -o $@ $<
+
+$(MARIADB_DATA):
+	@mkdir -p $(@D)
+	@rm -rf $@.tmp
+	@if command -v mariadb-install-db >/dev/null 2>&1; then \
+	    echo "mariadb-install-db --datadir=$@ (the MariaDB servers' first data dir, 1 s)"; \
+	    mariadb-install-db --no-defaults --datadir=$(CURDIR)/$@.tmp \
+	        --auth-root-authentication-method=normal --skip-test-db >$@.log 2>&1 && \
+	    mv $@.tmp $@ || { rm -rf $@.tmp; echo "mariadb-install-db failed: see $@.log"; }; fi
 
 $(ZK_CLASS_DATA): Makefile
 	@mkdir -p $(@D)
@@ -260,11 +288,11 @@ $(GRADE_DIR)/v$(1)/client: $$(GRADE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(GRAD
 	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 
 .PHONY: grade-prereqs-v$(1)
-grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
-    $(ZK_CLASS_DATA) $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
+grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
+    $(ZK_CLASS_DATA) $(MARIADB_DATA) $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
 	@:
 
-$(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $(GRADE_DIR)/v$(1)/client
+$(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $(GRADE_DIR)/v$(1)/client
 	@$(say) "build  the graded lock.c's suite and matrix row, $$@"
 	$(Q)$$(CC) $$(LDFLAGS) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 endef
@@ -317,6 +345,8 @@ course-test: check-deps
 	    -- $(STAGE_LINES)
 
 $(BUILD)/sim/servers/zk_observer.o: CFLAGS += $(ZK_CFLAGS)
+$(BUILD)/sim/servers/mariadbd.o: CFLAGS += -DSIM_MARIADB_DATA='"$(CURDIR)/$(MARIADB_DATA)"'
+$(BUILD)/sim/servers/mariadbd.o: Makefile
 $(BUILD)/sim/servers/ensemble.o: CFLAGS += -DSIM_ZK_JAR='"$(ZK_JAR)"' \
     -DSIM_ZK_CLASS_PATH='"$(ZK_CLASS_PATH)"' -DSIM_ZK_JAVA_OPTS='"$(ZK_JAVA_OPTS)"'
 $(BUILD)/sim/servers/ensemble.o: Makefile
@@ -335,11 +365,14 @@ $(BUILD)/sim/servers/ensemble.o: Makefile
 zk_tag = $(if $(filter zookeeper,$(call stage_server,$(1))),:zk)
 TEST_SUITES := course-test report-test:zk,report \
                $(foreach n,$(filter-out 1,$(shell printf '%s\n' $(STAGES) | sort -nr)),v$(n)$(call zk_tag,$(n))) \
-               servers-test:zk bench-test:zk cli-test:report libs-test:zk v1 sim-test \
+               servers-test:zk bench-test:zk sale-test cli-test:report libs-test:zk v1 sim-test \
                $(if $(filter 1,$(SANITIZE)),,layout-test)
+# The stage whose lock the sale's tests take (sim/sale.mk).
+SALE_TEST_STAGE := 5
 TEST_BUILD := $(foreach n,$(STAGES),$(BUILD)/v$(n)/tests) $(BUILD)/test_sim $(BUILD)/test_servers \
               $(BUILD)/site_test $(BUILD)/grade_key bench-build $(BUILD)/bench/test_bench sim-build \
-              $(foreach n,$(STAGES),grade-prereqs-v$(n)) libs-build
+              $(foreach n,$(STAGES),grade-prereqs-v$(n)) $(BUILD)/test_sale $(BUILD)/v$(SALE_TEST_STAGE)/buyer \
+              libs-build
 
 .PHONY: test-build test-times
 test: check-deps
@@ -393,17 +426,18 @@ sim-test: $(BUILD)/test_sim
 # process or dir left behind, also after Ctrl-C, and a matrix's shared
 # ensemble, whose clocks a run may move.
 SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o \
-                     $(BUILD)/tests/zk_client.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o
+                     $(BUILD)/tests/zk_client.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o \
+                     $(BUILD)/tests/test_mariadbd.o
 $(BUILD)/tests/test_ensemble.o $(BUILD)/tests/zk_client.o: CFLAGS += $(ZK_CFLAGS)
 
-$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA)
+$(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA) $(MARIADB_DATA) $(SIM_SHIM)
 	@$(say) "build  the servers' own tests, $@"
 	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PHONY: servers-test
 servers-test: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/test_servers
-	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty, a shared one's clocks =="
+	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty, a shared one's clocks; a MariaDB primary and replica =="
 	@$(BUILD)/test_servers
 
 # ---- the commands as a user types them (no Redis) -------------------------
@@ -438,4 +472,5 @@ clean:
 	rm -rf build
 
 include sim/sim.mk
+include sim/sale.mk
 include drivers/drivers.mk

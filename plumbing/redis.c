@@ -555,11 +555,19 @@ struct timespec redis_deadline_after(long ms)
     return t;
 }
 
+char *redis_tagged(const char *prefix, const char *name)
+{
+    const char *brace = strchr(name, '{') != NULL ? "" : "{";
+    char *s = malloc(strlen(prefix) + strlen(name) + 3);
+
+    if (s != NULL)
+        sprintf(s, "%s%s%s%s", prefix, brace, name, *brace ? "}" : "");
+    return s;
+}
+
 /* ---- lock.h's calls that are the same in every Redis stage ------------------ */
 
-/* Weak, as are the ones below: a stage may define its own (v7 draws
- * tokens, so it defines dlock_token). */
-__attribute__((weak)) void dlock_config_init(dlock_config *cfg)
+void dlock_config_init(dlock_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->lease_ms = 10000;     /* long enough for most critical sections */
@@ -572,12 +580,13 @@ __attribute__((weak)) void dlock_config_init(dlock_config *cfg)
     cfg->timeout_ms = 1000;
 }
 
-__attribute__((weak)) const char *dlock_errstr(const dlock *l)
+const char *dlock_errstr(const dlock *l)
 {
     return ((const redis_base *)(const void *)l)->errstr;
 }
 
-/* A stage that draws no fencing tokens (all but v7) keeps this one. */
+/* Weak: a stage that draws fencing tokens (v7) defines its own; the
+ * others keep this one. */
 __attribute__((weak)) long long dlock_token(dlock *l)
 {
     (void)l;

@@ -16,10 +16,10 @@
  *     };
  *
  * Every call below takes the stage's handle and reaches the shared part
- * through that first member. redis.c defines dlock_config_init,
- * dlock_errstr, and the no-op dlock_token and dlock_failpoint, all weak; a
- * stage defines dlock_new, dlock_acquire, dlock_release and dlock_free,
- * and dlock_token too when it draws tokens. */
+ * through that first member. redis.c defines dlock_config_init and
+ * dlock_errstr, and the weak no-ops dlock_token (v7 defines its own) and
+ * dlock_failpoint (the simulator links its own); a stage defines
+ * dlock_new, dlock_acquire, dlock_release and dlock_free. */
 #ifndef DLOCK_REDIS_H
 #define DLOCK_REDIS_H
 
@@ -175,5 +175,17 @@ void redis_sleep_ms(long ms);
 /* The time ms from now (for pthread_cond_timedwait on a monotonic
  * condition, or as a start for redis_elapsed_ms when ms is 0). */
 struct timespec redis_deadline_after(long ms);
+
+/* ---- names ------------------------------------------------------------------ */
+
+/* prefix and a lock's name, by Redisson's rule for what a lock keeps
+ * beside its key (its unlock channel, a counter, a queue): the name in
+ * braces, a hash tag, so that in a Redis Cluster they all live in the
+ * key's slot. A name with a '{' in it is taken as it is: it may carry its
+ * own hash tag ("{shop}:stock"), and braces around it would make the tag
+ * differ from the key's (CROSSSLOT), and the name differ from the one a
+ * Redisson client uses. A new string for the caller to free, or NULL when
+ * out of memory. */
+char *redis_tagged(const char *prefix, const char *name);
 
 #endif

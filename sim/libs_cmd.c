@@ -16,7 +16,8 @@
 #include "stage.h"
 #include "util.h"
 
-#define CELLS_MAX (SIM_LIBS_MAX * 16)
+#define SCENARIOS_MAX 16 /* rows: sim_libs_main refuses a table with more */
+#define CELLS_MAX (SIM_LIBS_MAX * SCENARIOS_MAX)
 
 typedef struct args {
     const char *lib;
@@ -161,7 +162,7 @@ static sim_cell cells[CELLS_MAX];
 static const sim_lib *cell_lib[CELLS_MAX];
 static sim_run runs[CELLS_MAX];
 static char programs[SIM_LIBS_MAX][4096];
-static char got[SIM_LIBS_MAX][16][32]; /* each library's cell of each scenario */
+static char got[SIM_LIBS_MAX][SCENARIOS_MAX][32]; /* each library's cell of each scenario */
 static int played[SIM_LIBS_MAX];
 
 /* lib's cells that a scenario reaches, after the n already there. */
@@ -314,7 +315,7 @@ static void print_notes(void)
 /* ---- the site (make report libs=1) ------------------------------------------------ */
 
 #define COLS_MAX (SIM_LIBS_MAX * 2)
-#define ROWS_MAX 16
+#define ROWS_MAX SCENARIOS_MAX
 
 static sim_html_lib_cell site_cells[ROWS_MAX * COLS_MAX];
 static char hrefs[SIM_LIBS_MAX][ROWS_MAX][256];
@@ -470,6 +471,11 @@ int sim_libs_main(int argc, char **argv)
 
     if (parse(&a, argc, argv) != 0)
         return 2;
+    if (sim_scenario_count() > SCENARIOS_MAX) {
+        fprintf(stderr, "sim: libs: %zu scenarios, more than the %d rows of SCENARIOS_MAX "
+                "(sim/libs_cmd.c): raise it\n", sim_scenario_count(), SCENARIOS_MAX);
+        return 2;
+    }
     atexit(sim_cluster_cleanup);
     sim_cluster_cleanup_on_signal();
     sim_proc_cleanup_on_signal();

@@ -23,6 +23,7 @@ static sim_ensemble tcase_ensemble;            /* ... of a ZooKeeper stage */
 static sim_ensemble suite_ensemble;            /* the one its sharing tcases use */
 static const sim_ensemble *ensemble_now;       /* the running tcase's: one of those */
 static int sharing_left;                       /* sharing tcases not yet torn down */
+static sim_mariadb tcase_mariadb;              /* ... of a MariaDB stage */
 static redisContext *test_redis[SIM_NODES_MAX]; /* the checked fixture's connections */
 static int64_t title_ms;           /* when harness_title ran; 0 = no title */
 
@@ -60,6 +61,16 @@ void harness_server_setup(void)
         ensemble_now = &tcase_ensemble;
         return;
     }
+    if (STAGE_MARIADB) {
+        char err[HARNESS_ERRSTR_LEN], password[SIM_MARIADB_PASSWORD_LEN];
+        int rc = sim_mariadb_password(password, err, sizeof(err));
+
+        if (rc == 0)
+            rc = sim_mariadb_start(&tcase_mariadb, rundir_path(), "mariadb", 1, password, NULL,
+                                   err, sizeof(err));
+        ck_assert_msg(rc == 0, "cannot start MariaDB for the tests: %s", err);
+        return;
+    }
     for (i = 0; i < harness_nodes(); i++)
         harness_server_start(&tcase_node[i]);
 }
@@ -70,6 +81,7 @@ void harness_server_teardown(void)
 
     sim_ensemble_stop(&tcase_ensemble);
     ensemble_now = NULL;
+    sim_mariadb_stop(&tcase_mariadb);
     for (i = 0; i < harness_nodes(); i++)
         sim_server_stop(&tcase_node[i]);
 }
@@ -116,9 +128,17 @@ TCase *harness_shared_tcase(Suite *s, const char *name, int timeout_s)
 const sim_server *harness_node(int i)
 {
     ck_assert_msg(i >= 0 && i < harness_nodes(), "node %d: the tcase has %d", i, harness_nodes());
+    if (STAGE_MARIADB)
+        return &tcase_mariadb.srv;
     if (STAGE_ZOOKEEPER)
         return &harness_ensemble()->node[i];
     return &tcase_node[i];
+}
+
+const sim_mariadb *harness_mariadb(void)
+{
+    ck_assert_msg(STAGE_MARIADB && tcase_mariadb.srv.port > 0, "this tcase has no MariaDB server");
+    return &tcase_mariadb;
 }
 
 const sim_ensemble *harness_ensemble(void)
@@ -365,6 +385,8 @@ void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
         cfg->nodes = harness_nodes();
         cfg->provider = &tcase_provider;
     }
+    if (STAGE_MARIADB)
+        cfg->password = tcase_mariadb.password; /* the run's, drawn at its start */
     cfg->host = "127.0.0.1";
     cfg->port = s->port;
     cfg->lease_ms = lease_ms;

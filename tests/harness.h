@@ -30,6 +30,7 @@
 #include "cluster.h"
 #include "ensemble.h"
 #include "lock.h"
+#include "mariadbd.h"
 #include "redis.h" /* a Redis stage's connection provider */
 #include "rundir.h"
 #include "stages.h"
@@ -83,6 +84,9 @@ redisContext *harness_node_redis(int i);
 /* A ZooKeeper stage's tcase: its ensemble, node i serving clients on
  * port + i (harness_node(i) is node i's process). */
 const sim_ensemble *harness_ensemble(void);
+
+/* A MariaDB stage's tcase: its server (harness_node(0) is its process). */
+const sim_mariadb *harness_mariadb(void);
 
 /* Node 0, the tcase's server, and the connection to it. */
 const sim_server *harness_server(void);

@@ -1,7 +1,7 @@
 /* run_stage: the test binary of one stage (build/vN/tests).
  *
  * Runs every suite against real servers (redis-servers, or a ZooKeeper
- * ensemble for a stage whose lock lives there), prints Check's summary line
+ * ensemble or a MariaDB server for a stage whose lock lives there), prints Check's summary line
  * ("100%: Checks: N, Failures: 0, Errors: 0") and exits non-zero when any
  * test failed. */
 #include <stdio.h>
@@ -17,11 +17,12 @@
 #pragma weak clock_suite
 #pragma weak proxy_suite
 #pragma weak zk_suite
+#pragma weak mariadb_suite
 
 int main(void)
 {
-    Suite *(*const all[])(void) = { lock_suite, zk_suite, queue_suite, clock_suite,
-                                    proxy_suite, matrix_suite };
+    Suite *(*const all[])(void) = { lock_suite, zk_suite, mariadb_suite, queue_suite,
+                                    clock_suite, proxy_suite, matrix_suite };
     Suite *suites[sizeof(all) / sizeof(all[0])];
     int i, n = 0;
 

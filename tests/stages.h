@@ -58,4 +58,7 @@ __attribute__((unused)) static const stage_caps stage_table[STAGE_COUNT] = {
  * in Redis (tests/test_lock.c). */
 #define STAGE_ZOOKEEPER (strcmp(CAPS.server, "zookeeper") == 0)
 
+/* Whether its lock lives in MariaDB (tests/test_mariadb.c). */
+#define STAGE_MARIADB (strcmp(CAPS.server, "mariadb") == 0)
+
 #endif

@@ -37,6 +37,8 @@ build() {
     case $kind in
         redis) flags="-DREDIS_PLUMBING" libs="-lhiredis" ;;
         zookeeper) flags="-DTHREADED" libs="-lzookeeper_mt" ;;
+        mariadb) flags=$(pkg-config --cflags libmariadb 2>/dev/null)
+                 libs=$(pkg-config --libs libmariadb 2>/dev/null || echo -lmariadb) ;;
         *) fail "$dir: its server, $kind, is not one this test knows: add its flags here"; return ;;
     esac
     # shellcheck disable=SC2086 # flags and libs are lists of words

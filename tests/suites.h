@@ -14,5 +14,6 @@ Suite *queue_suite(void);  /* tests/test_queue.c: a fair queue's order and wake-
 Suite *clock_suite(void);  /* tests/test_clock.c: a server's clock that jumps */
 Suite *proxy_suite(void);  /* tests/test_proxy.c: a client cut off from a node */
 Suite *zk_suite(void);     /* tests/test_zk.c: the contract on a ZooKeeper ensemble */
+Suite *mariadb_suite(void); /* tests/test_mariadb.c: the contract on a MariaDB server */
 
 #endif

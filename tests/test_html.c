@@ -389,7 +389,7 @@ START_TEST(test_html_readme_tells_every_row)
     /* The stages' diffs are make diff's: v4's SET with its token whole,
      * v6's in the parts make diff cuts it into, each a slice of its own. */
     read_back("site/stages/v4-owner-check.html");
-    has("token</span>, l-&gt;cfg.lease_ms);</td>");
+    has("token</span>, l-&gt;r.cfg.lease_ms);</td>");
     read_back("site/stages/v6-reentrant-watchdog.html");
     has("Part 1 of 4: hold counts in a hash");
     has("Part 2 of 4: the watchdog");

@@ -124,7 +124,7 @@ Suite *lock_suite(void)
     Suite *s = suite_create("lock");
     TCase *contract = tcase_create("contract");
 
-    if (!STAGE_ZOOKEEPER)
+    if (!STAGE_ZOOKEEPER && !STAGE_MARIADB)
         add_redis(s);
     tcase_add_checked_fixture(contract, harness_test_setup, harness_test_teardown);
     tcase_add_test(contract, test_lock_header_identical);

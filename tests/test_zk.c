@@ -1,18 +1,22 @@
 /* test_zk: the contract suite of a lock kept by a ZooKeeper ensemble.
  *
  * Every test talks to a real ensemble of three servers, and reads the
- * lock's nodes with a session of its own (zk_tests.h). A JVM takes a
- * second of CPU to start, so the tcases whose tests kill no server and
- * move no clock share one ensemble (harness_shared_tcase); a tcase whose
- * tests do gets one of its own, started by its fixture. Expectations come from the stage's row in stages.h, as
- * in tests/test_lock.c: where a stage lacks a capability, the test
- * asserts the flaw it keeps (v10 deletes the holder's node for anyone,
- * and deadlocks on itself). Each test names its locks apart, so the tests
- * that share an ensemble need not empty it between them. */
+ * lock's nodes with a session of its own (zk_tests.h), and what its
+ * servers counted (their mntr answers, as the bench reads them). A JVM
+ * takes a second of CPU to start, so the tcases whose tests kill no
+ * server and move no clock share one ensemble (harness_shared_tcase); a
+ * tcase whose tests do gets one of its own, started by its fixture.
+ * Expectations come from the stage's row in stages.h, as in
+ * tests/test_lock.c: where a stage lacks a capability, the test asserts
+ * the flaw it keeps (v10 deletes the holder's node for anyone, wakes
+ * every waiter at each release, and deadlocks on itself). Each test names
+ * its locks apart, so the tests that share an ensemble need not empty it
+ * between them. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +24,10 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "mntr.h"
 #include "proc.h"
 #include "suites.h"
+#include "zk_client.h"
 #include "zk_tests.h"
 
 #define LEASE_MS 10000     /* never runs out during a test */
@@ -30,6 +36,9 @@
 #define RECOVER_TRIES 3    /* acquires after a session expired, as a caller retries */
 #define BUDGET_MS 300      /* a waiter's wait budget */
 #define TCASE_TIMEOUT_S 180 /* an ensemble's start on a loaded machine, and the tests */
+#define WAITERS 3          /* the herd test's waiters */
+#define MNTR_LEN 65536     /* a 3.8 server's mntr answer is about 17 KB */
+#define MNTR_TRIES 5       /* a busy JVM may miss a four-letter word */
 
 /* ---- basics ---------------------------------------------------------------------- */
 
@@ -187,6 +196,183 @@ START_TEST(test_zk_release_by_non_owner)
 }
 END_TEST
 
+/* A thread of the holder's handle that never took the lock releases it. */
+static void *release_in_thread(void *arg)
+{
+    attempt *a = arg;
+
+    a->release_rc = dlock_release(a->l);
+    return NULL;
+}
+
+START_TEST(test_zk_release_by_other_thread)
+{
+    zhandle_t *zh = zk_open();
+    attempt other;
+    pthread_t t;
+    dlock *a;
+
+    harness_title(CAPS.owner_check ? "another thread of the holder's handle releases: NOT_OWNER, "
+                  "the holder's node stays" : "another thread of the holder's handle releases: "
+                  "the holder's node is gone (by path)");
+    a = take("A", "thread", LEASE_MS);
+    other = (attempt){ a, -1, -1, 0 };
+    ck_assert_msg(pthread_create(&t, NULL, release_in_thread, &other) == 0, "no thread");
+    pthread_join(t, NULL);
+    ck_assert_msg(other.release_rc == (CAPS.owner_check ? DLOCK_NOT_OWNER : DLOCK_OK),
+                  "the other thread's release got %s (%s); expected %s",
+                  harness_result(other.release_rc), dlock_errstr(a),
+                  CAPS.owner_check ? "NOT_OWNER" : "OK");
+    ck_assert_msg(zk_holds(zh, "thread") == CAPS.owner_check, "after the other thread's release "
+                  "A's node %s", zk_holds(zh, "thread") ? "is still there" : "is gone");
+    ck_assert_msg(dlock_release(a) == (CAPS.owner_check ? DLOCK_OK : DLOCK_NOT_OWNER),
+                  "A's own release got %s", dlock_errstr(a));
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
+/* ---- a release wakes whom ------------------------------------------------------------- */
+
+/* What the ensemble's servers counted, summed over them, read as the
+ * bench reads it (mntr.h): the packets and notifications so far in sum,
+ * our mntr words in sum.asked; and the watches set now (zk_watch_count). */
+typedef struct counts {
+    sim_mntr sum;
+    long long set;
+} counts;
+
+static long long words_asked; /* mntr words this test sent: each one a packet */
+
+static counts counts_now(void)
+{
+    const sim_ensemble *e = harness_ensemble();
+    char *text = malloc(MNTR_LEN), value[32], why[256];
+    counts c = { { 0, 0, 0, 0 }, 0 };
+    int i, tries, rc;
+
+    ck_assert_msg(text != NULL, "out of memory for an mntr answer");
+    for (i = 0; i < e->nodes; i++) {
+        sim_mntr one = { 0, 0, 0, 0 }; /* the parse leaves asked as it is */
+
+        for (tries = 0, rc = -1; tries < MNTR_TRIES && rc != 0; tries++, words_asked++)
+            rc = sim_ensemble_ask(e->port + i, "mntr", text, MNTR_LEN);
+        ck_assert_msg(rc == 0, "ZooKeeper node %d answered no mntr %d times", i, MNTR_TRIES);
+        ck_assert_msg(sim_mntr_parse(text, &one, why, sizeof(why)) == 0, "node %d: %s", i, why);
+        ck_assert_msg(sim_mntr_value(text, "zk_watch_count", value, sizeof(value)) == 0,
+                      "node %d's mntr has no zk_watch_count", i);
+        sim_mntr_add(&c.sum, &one);
+        c.set += atoll(value);
+    }
+    c.sum.asked = words_asked;
+    free(text);
+    return c;
+}
+
+/* The clients' requests between two readings (no session opened or
+ * closed in between): the packets, less our mntr words. */
+static long long requests_between(const counts *before, const counts *after)
+{
+    sim_mntr_delta d;
+    char why[256];
+
+    ck_assert_msg(sim_mntr_delta_of(&before->sum, &after->sum, &d, why, sizeof(why)) == 0,
+                  "%s", why);
+    return d.requests;
+}
+
+/* Every server has applied what the leader committed so far, and so
+ * sent the notifications it triggered: a sync on a session of each. */
+static void every_server_caught_up(void)
+{
+    const sim_ensemble *e = harness_ensemble();
+    zhandle_t *zh;
+    int i;
+
+    for (i = 0; i < e->nodes; i++) {
+        zh = zk_client_open(e->port + i, 1, LIVE_LEASE_MS * 30);
+        ck_assert_msg(zk_sync(zh) == 0, "node %d did not answer a sync", i);
+        zookeeper_close(zh);
+    }
+}
+
+static atomic_int herd_go;     /* set: a waiter that holds may release */
+static atomic_int herd_held;   /* waiters whose acquire returned OK */
+
+/* A waiter: takes the lock, holds it until herd_go, gives it back. */
+static void *wait_and_hold(void *arg)
+{
+    attempt *a = arg;
+
+    a->rc = dlock_acquire(a->l);
+    if (a->rc != DLOCK_OK)
+        return NULL;
+    atomic_fetch_add(&herd_held, 1);
+    while (!atomic_load(&herd_go))
+        harness_sleep_ms(5);
+    a->release_rc = dlock_release(a->l);
+    return NULL;
+}
+
+START_TEST(test_zk_release_wakes)
+{
+    int64_t deadline = harness_now_ms() + 40 * BUDGET_MS;
+    long long want = CAPS.queue ? 1 : WAITERS, sent;
+    attempt w[WAITERS];
+    pthread_t t[WAITERS];
+    counts before, after;
+    dlock *a;
+    int i;
+
+    harness_title(CAPS.queue ? "%d waiters send nothing while they wait; a release wakes one: "
+                  "one watch notification" : "%d waiters send nothing while they wait; a "
+                  "release wakes them all: a notification each (a herd)", WAITERS);
+    a = take("A", "herd", LEASE_MS);
+    before = counts_now();
+    for (i = 0; i < WAITERS; i++) {
+        w[i] = (attempt){ harness_lock(harness_server(), "herd", LEASE_MS, 40 * BUDGET_MS),
+                          -1, -1, 0 };
+        ck_assert_msg(pthread_create(&t[i], NULL, wait_and_hold, &w[i]) == 0, "no thread");
+    }
+    /* Every waiter has set its watch before A releases. */
+    while ((after = counts_now()).set < before.set + WAITERS && harness_now_ms() < deadline)
+        harness_sleep_ms(20);
+    ck_assert_msg(after.set >= before.set + WAITERS, "%lld watches set by %d waiters",
+                  after.set - before.set, WAITERS);
+    /* No polling: a waiter sleeps on its watch; a session pings a few
+     * times a lease (10 s), at most once each in this wait. */
+    before = counts_now();
+    harness_sleep_ms(BUDGET_MS);
+    after = counts_now();
+    sent = requests_between(&before, &after);
+    ck_assert_msg(sent <= WAITERS + 1, "%d waiters and the holder sent %lld requests in %d ms "
+                  "of waiting; expected at most a ping each: a waiter polls", WAITERS, sent,
+                  BUDGET_MS);
+    release_ok(a, "A");
+    while (atomic_load(&herd_held) == 0 && harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    ck_assert_msg(atomic_load(&herd_held) == 1, "%d waiters hold the lock after A's release; "
+                  "expected one", atomic_load(&herd_held));
+    every_server_caught_up();
+    before = after;
+    after = counts_now();
+    ck_assert_msg(after.sum.watches - before.sum.watches == want, "A's release sent %lld watch "
+                  "notifications to %d waiters; expected %lld",
+                  after.sum.watches - before.sum.watches, WAITERS, want);
+    printf("  %d waiters: %lld requests in %d ms of waiting; one release: %lld notification(s)\n",
+           WAITERS, sent, BUDGET_MS, after.sum.watches - before.sum.watches);
+    atomic_store(&herd_go, 1);
+    for (i = 0; i < WAITERS; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_msg(w[i].rc == DLOCK_OK && w[i].release_rc == DLOCK_OK, "waiter %d got %s, "
+                      "then %s (%s)", i, harness_result(w[i].rc), harness_result(w[i].release_rc),
+                      dlock_errstr(w[i].l));
+        dlock_free(w[i].l);
+    }
+    dlock_free(a);
+}
+END_TEST
+
 /* ---- the session is the lease ------------------------------------------------------ */
 
 /* What the continued holder says: its release's and next acquire's
@@ -309,6 +495,8 @@ Suite *zk_suite(void)
         tcase_add_test(basics, test_zk_reentry);
     tcase_add_test(basics, test_zk_self_deadlock);
     tcase_add_test(basics, test_zk_release_by_non_owner);
+    tcase_add_test(basics, test_zk_release_by_other_thread);
+    tcase_add_test(basics, test_zk_release_wakes);
     if (!CAPS.token)
         tcase_add_test(basics, test_zk_token_without_fence);
     ADD_TESTS(zk_tcase(s, "session"), session);

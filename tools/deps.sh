@@ -36,6 +36,13 @@
 # service that lockstep does not run; the tests and the simulator start
 # the server from its jar. The Java packages are installed without their
 # recommendations (fonts, sound, X libraries).
+# For the MariaDB stages: mariadb-server-core (mariadbd, and
+# mariadb-install-db, which makes a server's data dir), its C client
+# libmariadb-dev (Connector/C) and mariadb-client-core, which
+# mariadb-install-db runs for its my_print_defaults (it stops without). Not
+# mariadb-server: it adds a system service, galera-4 and the full client
+# that lockstep does not run; the tests and the simulator start mariadbd
+# themselves. They come without their recommendations too.
 set -u
 
 CC=${CC:-cc}
@@ -54,6 +61,9 @@ describe() {
     default-jre-headless) echo "a Java runtime without a desktop, for the ZooKeeper servers" ;;
     libzookeeper-java) echo "the ZooKeeper server (its jar) that the tests and the simulator start" ;;
     libzookeeper-mt-dev) echo "the ZooKeeper C client: headers and library" ;;
+    mariadb-server-core) echo "the MariaDB server (mariadbd, mariadb-install-db) that the tests and the simulator start" ;;
+    mariadb-client-core) echo "the MariaDB tools mariadb-install-db calls" ;;
+    libmariadb-dev) echo "the MariaDB C client (Connector/C): headers and library" ;;
     chromium) echo "a headless browser, for the report's browser test and its PDF" ;;
     poppler-utils) echo "pdftotext, with which the report's browser test reads its PDF" ;;
     libcmark-gfm-dev) echo "cmark-gfm, GitHub's Markdown renderer, with which the report's site shows the READMEs" ;;
@@ -103,13 +113,17 @@ probe() {
     have_lib cmark-gfm.h 'cmark_version()' -lcmark-gfm || need libcmark-gfm-dev
     have_lib cmark-gfm-core-extensions.h 'cmark_gfm_core_extensions_ensure_registered()' \
         -lcmark-gfm-extensions || need libcmark-gfm-extensions-dev
+    [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1 || need mariadb-server-core
+    command -v my_print_defaults >/dev/null 2>&1 || need mariadb-client-core
+    have_lib mariadb/mysql.h 'mysql_close(0)' -lmariadb || need libmariadb-dev
 }
 
 # Packages that come without their recommendations: a headless JRE and
 # jars need no fonts, sound or X libraries.
 install_flags() {
     case "$1" in
-    default-jre-headless | libzookeeper-java | libzookeeper-mt-dev) echo "--no-install-recommends" ;;
+    default-jre-headless | libzookeeper-java | libzookeeper-mt-dev | mariadb-* | libmariadb-dev)
+        echo "--no-install-recommends" ;;
     *) case " $driver_pkgs " in *" $1 "*) echo "--no-install-recommends" ;; esac ;;
     esac
 }

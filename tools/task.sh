@@ -216,12 +216,14 @@ fi
 echo
 for cap in $adds; do
     what=$(sed -n "s|^#define SIM_CAP_$cap .*/\* \(.*\) \*/.*|\1|p" sim/base/stage.h | sed 's/ *([^)]*)$//')
-    # A stage on ZooKeeper runs the test_zk_ checks of the contract, a
-    # stage on Redis the others.
-    awk -v cap="$cap" -v what="$what" -v zk="$([ "$server" = zookeeper ] && echo 1 || echo 0)" '
-        !/^#/ && NF > 1 && ($1 ~ /^test_zk_/) == zk {
-            for (i = 2; i <= NF; i++)
-                if ($i == cap) { list = list (list == "" ? "" : ", ") "`" $1 "`"; break } }
+    # A stage on ZooKeeper runs the test_zk_ checks of the contract, one
+    # on MariaDB the test_mariadb_ ones, a stage on Redis the others.
+    awk -v cap="$cap" -v what="$what" -v kind="$server" '
+        !/^#/ && NF > 1 {
+            z = $1 ~ /^test_zk_/; m = $1 ~ /^test_mariadb_/
+            if (kind == "zookeeper" ? z : kind == "mariadb" ? m : !z && !m)
+                for (i = 2; i <= NF; i++)
+                    if ($i == cap) { list = list (list == "" ? "" : ", ") "`" $1 "`"; break } }
         END { printf "- %s (%s): %s\n", cap, what, list == "" ? "no check of its own" : list }' \
         tools/grade.checks
 done

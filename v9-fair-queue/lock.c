@@ -28,27 +28,22 @@
  * release, and one that always lost could wait forever). What stays, v6's
  * flaws, and one of its own: the release wakes only the first waiter, so
  * a waiter that died in the queue holds up everyone behind it until its
- * place runs out. */
+ * place runs out.
+ *
+ * What every Redis stage shares (the connection, its errors, the config
+ * checks, the mutex, the clock) is in plumbing/redis.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "redis.h"
 
-#define DEFAULT_LEASE_MS 10000 /* long enough for most critical sections */
-#define DEFAULT_RETRY_MS 10    /* between tries: short waits, few commands */
-#define DEFAULT_TIMEOUT_MS 1000
-#define DEFAULT_NODE_TIMEOUT_MS 50 /* stages with several nodes: a local reply
-                                    * takes well under a millisecond */
 #define ID_BYTES 16    /* 128 random bits: no other client will draw them */
 #define TOKEN_LEN 64   /* 32 hex digits, ':', a thread id, and room to spare */
 #define CHANNEL_PREFIX "redisson_lock__channel:" /* Redisson's name for it */
@@ -116,16 +111,13 @@
     "if tonumber(ARGV[4]) > 0\n"                                \
     "        and redis.call('zscore', KEYS[4], ARGV[2]) == false then\n" \
     "    local last = redis.call('lindex', KEYS[3], -1)\n"      \
-    "    local before = ttl\n"                                  \
-    "    if last ~= false then\n"                               \
-    "        before = tonumber(redis.call('zscore', KEYS[4], last)) - now\n" \
-    "    end\n"                                                 \
+    "    local before = last and tonumber(redis.call('zscore', KEYS[4], last)) - now or ttl\n" \
     "    redis.call('zadd', KEYS[4], now + math.max(before, 0) + tonumber(ARGV[4]),\n" \
     "               ARGV[2])\n"                                 \
     "    redis.call('rpush', KEYS[3], ARGV[2])\n"               \
     "end\n"                                                     \
     "return ttl\n"
-#define LOCK_SHA "ab8539fd12d69b435d7b5dd59424a40d8ae1f750"
+#define LOCK_SHA "3aa3f3b9dd6efa34cce2b4f8d13b52ca06413da7"
 
 /* Drop one hold; the last one deletes the key and wakes the first waiter,
  * only it. A lock already gone wakes it too (as Redisson's does), so a
@@ -176,32 +168,20 @@
     "return 0\n"
 #define RENEW_SHA "274262653a0c493f7a55e56574e1840713683047"
 
-/* A script and the SHA1 of its text (sha1sum): EVALSHA sends these 40
- * bytes instead of the script. If a script changes, so must its SHA. */
-struct script {
-    const char *text;
-    const char *sha;
-};
-
-static const struct script lock_script = { LOCK_SCRIPT, LOCK_SHA };
-static const struct script unlock_script = { UNLOCK_SCRIPT, UNLOCK_SHA };
-static const struct script renew_script = { RENEW_SCRIPT, RENEW_SHA };
-static const struct script leave_script = { LEAVE_SCRIPT, LEAVE_SHA };
+static const redis_script lock_script = { LOCK_SCRIPT, LOCK_SHA };
+static const redis_script unlock_script = { UNLOCK_SCRIPT, UNLOCK_SHA };
+static const redis_script renew_script = { RENEW_SCRIPT, RENEW_SHA };
+static const redis_script leave_script = { LEAVE_SCRIPT, LEAVE_SHA };
 
 struct dlock {
-    char *key;                      /* the lock's name, used as the Redis key */
-    dlock_config cfg;               /* a copy: the caller's may go away */
-    struct dlock_provider provider; /* a copy of cfg's, or host:port's */
-    redisContext *c;                /* NULL until needed, and after an I/O error
-                                     * or READONLY */
+    redis_base r;                   /* first: the plumbing's part, redis.h */
     char id[2 * ID_BYTES + 1];      /* this client's random id, in hex */
-    char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
     char *channel;                  /* where releases announce themselves,
                                      * ":<field>" added: to one waiter */
     char *queue;                    /* the waiters, first to last */
     char *timeout;                  /* until when each keeps its place */
-    pthread_mutex_t mu;             /* guards c, errstr and the fields below:
-                                     * callers' threads and the watchdog share them */
+    /* r.mu guards the fields below too: callers' threads and the watchdog
+     * share them. */
     pthread_cond_t wake;            /* tells the watchdog the hold state changed */
     pid_t holder;                   /* the thread holding the lock through us, or 0 */
     long holds;                     /* its hold count, as the hash has it */
@@ -214,146 +194,9 @@ struct dlock {
     char *listening;                /* the channel sub stays subscribed to */
 };
 
-/* Records why a call failed; returns DLOCK_ERR so callers can return it. */
-static int set_error(dlock *l, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(l->errstr, sizeof(l->errstr), fmt, ap);
-    va_end(ap);
-    return DLOCK_ERR;
-}
-
-static struct timeval to_timeval(long ms)
-{
-    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-    return tv;
-}
-
-/* The default provider: node i at host:port + i, with a timeout on
- * connect and on every command, so a dead server gives an error instead of
- * a hang. */
-static redisContext *connect_default(void *arg, int node, char *errstr,
-                                     size_t errlen)
-{
-    const dlock_config *cfg = arg;
-    struct timeval tv = to_timeval(cfg->timeout_ms);
-    int port = cfg->port + node;
-    redisContext *c = redisConnectWithTimeout(cfg->host, port, tv);
-
-    if (c == NULL || c->err) {
-        snprintf(errstr, errlen, "connect to %s:%d: %s", cfg->host, port,
-                 c ? c->errstr : "out of memory");
-        redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, tv);
-    if (cfg->password != NULL) {
-        redisReply *r = redisCommand(c, "AUTH %s", cfg->password);
-        int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-
-        if (!ok)
-            snprintf(errstr, errlen, "AUTH on %s:%d failed: %s", cfg->host,
-                     port, r != NULL ? r->str : c->errstr);
-        freeReplyObject(r);
-        if (!ok) {
-            redisFree(c);
-            return NULL;
-        }
-    }
-    return c;
-}
-
-/* Asks the provider for a connection to the one node (0) when we have
- * none. */
-static int ensure_connected(dlock *l)
-{
-    char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
-
-    if (l->c != NULL)
-        return DLOCK_OK;
-    l->c = l->cfg.provider->connect(l->cfg.provider->arg, 0, why, sizeof(why));
-    if (l->c == NULL)
-        return set_error(l, "%s", why);
-    return DLOCK_OK;
-}
-
-/* Drops the connection: the next call asks the provider for a new one. */
-static void disconnect(dlock *l)
-{
-    redisFree(l->c);
-    l->c = NULL;
-    /* The next wait subscribes where the next commands go. */
-    redisFree(l->sub);
-    l->sub = NULL;
-    free(l->listening);
-    l->listening = NULL;
-}
-
-/* Sends one command. Returns its reply, or NULL with errstr set when the
- * connection failed or the server answered with an error. After an I/O
- * error or READONLY the connection is dropped, so the next call
- * reconnects. Call with l->mu held. */
-static redisReply *command(dlock *l, const char *fmt, ...)
-{
-    redisReply *r;
-    va_list ap;
-
-    if (ensure_connected(l) != DLOCK_OK)
-        return NULL;
-    va_start(ap, fmt);
-    r = redisvCommand(l->c, fmt, ap);
-    va_end(ap);
-    if (r == NULL) {
-        set_error(l, "I/O error: %s", l->c->errstr);
-        disconnect(l);
-        return NULL;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
-        set_error(l, "server error: %s", r->str);
-        /* A replica refuses writes: a failover demoted this server, so
-         * ask the provider for the primary, as after an I/O error. */
-        if (strncmp(r->str, "READONLY", 8) == 0)
-            disconnect(l);
-        freeReplyObject(r);
-        return NULL;
-    }
-    return r;
-}
-
-static long elapsed_ms(const struct timespec *start)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - start->tv_sec) * 1000 +
-           (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
-/* Rejects what no call could work with, once, at dlock_new. The lease is
- * checked even in a stage that sets no TTL, so that a config works in
- * every stage or in none. */
-static int check_config(dlock *l, const char *name, const dlock_config *cfg)
-{
-    if (name == NULL || name[0] == '\0')
-        return set_error(l, "lock name is empty: give each lock a name");
-    if (cfg == NULL)
-        return set_error(l, "config is NULL: call dlock_config_init first");
-    if (cfg->lease_ms < DLOCK_MIN_LEASE_MS || cfg->lease_ms > DLOCK_MAX_LEASE_MS)
-        return set_error(l, "lease_ms %ld is out of range: give %ld to %ld ms",
-                         cfg->lease_ms, DLOCK_MIN_LEASE_MS, DLOCK_MAX_LEASE_MS);
-    if (cfg->wait_ms < 0 || cfg->retry_ms <= 0)
-        return set_error(l, "wait_ms must be >= 0 and retry_ms > 0");
-    /* One server. Taking the first of several would look like a quorum
-     * to the caller and be a single point of failure. */
-    if (cfg->nodes != 1)
-        return set_error(l, "nodes is %d: this stage talks to one server; give 1, "
-                         "or use v8-redlock for a majority of several", cfg->nodes);
-    if (cfg->provider == NULL && (cfg->host == NULL || cfg->timeout_ms <= 0))
-        return set_error(l, "default provider needs a host and timeout_ms > 0");
-    return DLOCK_OK;
-}
+/* The TTL the calling thread's last try was told, -1 if none: threads may
+ * share a handle, and each waiter sleeps by what its own try was told. */
+static _Thread_local long told_ttl_ms;
 
 /* Draws this client's id from the OS random source, never from rand():
  * another client must not be able to guess it or draw the same. */
@@ -363,7 +206,7 @@ static int random_id(dlock *l)
     int i;
 
     if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
-        return set_error(l, "cannot read the OS random source");
+        return redis_error(l, "cannot read the OS random source");
     for (i = 0; i < ID_BYTES; i++)
         sprintf(l->id + 2 * i, "%02x", bytes[i]);
     return DLOCK_OK;
@@ -375,58 +218,42 @@ static void owner_token(const dlock *l, char *token, size_t len)
     snprintf(token, len, "%s:%ld", l->id, (long)gettid());
 }
 
-/* Runs a script by its SHA. A server that has not seen it yet (just
- * started, failed over, or after SCRIPT FLUSH) answers NOSCRIPT; then we
- * send the whole script, which also caches it there. Call with l->mu held. */
-static redisReply *eval_script(dlock *l, const struct script *s,
-                               const char *field)
+/* Runs a script with the keys and args every script gets, by its SHA, and
+ * whole when the server lacks it. Call with the handle's mutex held. */
+static redisReply *eval_script(dlock *l, const redis_script *s, const char *field)
 {
-    redisReply *r;
-
-    r = command(l, "EVALSHA %s 4 %s %s %s %s %ld %s %s %ld", s->sha, l->key,
-                l->channel, l->queue, l->timeout, l->cfg.lease_ms, field,
-                UNLOCK_MESSAGE, l->cfg.wait_ms);
-    if (r == NULL && strstr(l->errstr, "NOSCRIPT") != NULL) {
-        l->errstr[0] = '\0'; /* expected, not a failure of this call */
-        r = command(l, "EVAL %s 4 %s %s %s %s %ld %s %s %ld", s->text, l->key,
-                    l->channel, l->queue, l->timeout, l->cfg.lease_ms, field,
-                    UNLOCK_MESSAGE, l->cfg.wait_ms);
-    }
-    return r;
+    return redis_eval(l, s, "4 %s %s %s %s %ld %s %s %ld", l->r.key, l->channel, l->queue,
+                      l->timeout, l->r.cfg.lease_ms, field, UNLOCK_MESSAGE, l->r.cfg.wait_ms);
 }
 
-/* One attempt: OK when we took the lock (or took it once more), BUSY with
- * the holder's remaining TTL in *ttl_ms when someone else has it. */
-static int try_acquire(dlock *l, long *ttl_ms)
+/* One attempt: OK when we took the lock (or took it once more), BUSY when
+ * someone else has it. Called under the handle's mutex. */
+static int try_acquire(dlock *l)
 {
     char token[TOKEN_LEN];
     redisReply *r;
     int taken;
 
     owner_token(l, token, sizeof(token));
-    pthread_mutex_lock(&l->mu);
     r = eval_script(l, &lock_script, token);
-    if (r == NULL) {
-        pthread_mutex_unlock(&l->mu);
+    if (r == NULL)
         return DLOCK_ERR;
-    }
     taken = r->type == REDIS_REPLY_NIL;
-    *ttl_ms = r->type == REDIS_REPLY_INTEGER ? (long)r->integer : -1;
+    told_ttl_ms = r->type == REDIS_REPLY_INTEGER ? (long)r->integer : -1;
     freeReplyObject(r);
-    if (taken) {
-        l->holder = gettid();
-        l->holds++;
-        /* Only an idle watchdog needs waking: one still timing a renewal
-         * renews early, which is safe, and waking it on every acquire
-         * costs a context switch per lock call. */
-        if (l->idle)
-            pthread_cond_signal(&l->wake);
-    }
-    pthread_mutex_unlock(&l->mu);
-    return taken ? DLOCK_OK : DLOCK_BUSY;
+    if (!taken)
+        return DLOCK_BUSY;
+    l->holder = gettid();
+    l->holds++;
+    /* Only an idle watchdog needs waking: one still timing a renewal
+     * renews early, which is safe, and waking it on every acquire
+     * costs a context switch per lock call. */
+    if (l->idle)
+        pthread_cond_signal(&l->wake);
+    return DLOCK_OK;
 }
 
-/* Gives the lock back: dlock_release with l->mu held. */
+/* Gives the lock back: dlock_release under the handle's mutex. */
 static int release(dlock *l)
 {
     char token[TOKEN_LEN];
@@ -451,26 +278,12 @@ static int release(dlock *l)
     return DLOCK_OK;
 }
 
-/* Runs one step of the protocol (one try, or the release) with l->mu
- * held: threads may share a handle, and its connection and errstr serve
- * one thread at a time. A waiter holds the guard for a try, never while it
- * sleeps between tries, so it cannot keep the holder from releasing. */
-static int guarded(dlock *l, int (*step)(dlock *l))
-{
-    int rc;
-
-    pthread_mutex_lock(&l->mu);
-    rc = step(l);
-    pthread_mutex_unlock(&l->mu);
-    return rc;
-}
-
-/* Records an error from a thread that does not hold l->mu. */
+/* Records an error from a thread that does not hold the handle's mutex. */
 static int fail(dlock *l, const char *what, const char *why)
 {
-    pthread_mutex_lock(&l->mu);
-    set_error(l, "%s: %s", what, why);
-    pthread_mutex_unlock(&l->mu);
+    pthread_mutex_lock(&l->r.mu);
+    redis_error(l, "%s: %s", what, why);
+    pthread_mutex_unlock(&l->r.mu);
     return DLOCK_ERR;
 }
 
@@ -510,21 +323,21 @@ static int subscribe_on(redisContext *sub, const char *channel)
  * command. NULL with errstr set on failure. */
 static redisContext *subscribe(dlock *l, const char *channel, int *kept)
 {
-    char why[DLOCK_ERRSTR_LEN] = "the connection provider returned NULL";
+    char why[DLOCK_ERRSTR_LEN];
     redisContext *sub;
 
-    pthread_mutex_lock(&l->mu);
+    pthread_mutex_lock(&l->r.mu);
     sub = l->sub;
     l->sub = NULL;
     *kept = sub != NULL && l->listening != NULL && strcmp(l->listening, channel) == 0;
-    pthread_mutex_unlock(&l->mu);
+    pthread_mutex_unlock(&l->r.mu);
     if (*kept)
         return sub;
     if (sub != NULL && redisAppendCommand(sub, "UNSUBSCRIBE") == REDIS_OK &&
         subscribe_on(sub, channel) == 0)
         return sub;
     redisFree(sub);
-    sub = l->cfg.provider->connect(l->cfg.provider->arg, 0, why, sizeof(why));
+    sub = redis_connect(l, 0, why, sizeof(why));
     if (sub == NULL) {
         fail(l, "subscribe", why);
         return NULL;
@@ -549,7 +362,7 @@ static void unsubscribe(dlock *l, redisContext *sub, const char *channel)
     if (sub == NULL)
         return;
     name = strdup(channel);
-    pthread_mutex_lock(&l->mu);
+    pthread_mutex_lock(&l->r.mu);
     if (name != NULL && l->sub == NULL) {
         l->sub = sub;
         sub = NULL;
@@ -557,9 +370,20 @@ static void unsubscribe(dlock *l, redisContext *sub, const char *channel)
         l->listening = name;
         name = NULL;
     }
-    pthread_mutex_unlock(&l->mu);
+    pthread_mutex_unlock(&l->r.mu);
     free(name);
     redisFree(sub); /* out of memory, or another thread's wait kept one first */
+}
+
+/* The plumbing dropped the commands' connection: the kept pub/sub one goes
+ * too, so that the next wait subscribes where the next commands go. */
+static void drop_sub(dlock *l, int node)
+{
+    (void)node;
+    redisFree(l->sub);
+    l->sub = NULL;
+    free(l->listening);
+    l->listening = NULL;
 }
 
 /* Waits up to ms for a message on the unlock channel. A timeout is no
@@ -588,16 +412,17 @@ static void wait_unlock(redisContext **sub, long ms)
 /* Renews the lease if the lock is still held through this handle. The
  * script checks the field, so a late renewal never revives a lock that was
  * released or lost. errstr belongs to the callers (lock.h): the watchdog
- * puts back what their last failed call said. Call with l->mu held. */
+ * puts back what their last failed call said. Call with the handle's
+ * mutex held. */
 static void renew(dlock *l)
 {
     char token[TOKEN_LEN], callers[DLOCK_ERRSTR_LEN];
     redisReply *r;
 
     snprintf(token, sizeof(token), "%s:%ld", l->id, (long)l->holder);
-    memcpy(callers, l->errstr, sizeof(callers));
+    memcpy(callers, l->r.errstr, sizeof(callers));
     r = eval_script(l, &renew_script, token);
-    memcpy(l->errstr, callers, sizeof(callers));
+    memcpy(l->r.errstr, callers, sizeof(callers));
     if (r == NULL)
         return; /* I/O error: the next period reconnects and tries again */
     if (r->type == REDIS_REPLY_INTEGER && r->integer == 0) {
@@ -616,32 +441,11 @@ static int leave(dlock *l)
     redisReply *r;
 
     owner_token(l, token, sizeof(token));
-    memcpy(callers, l->errstr, sizeof(callers));
+    memcpy(callers, l->r.errstr, sizeof(callers));
     r = eval_script(l, &leave_script, token);
-    memcpy(l->errstr, callers, sizeof(callers));
+    memcpy(l->r.errstr, callers, sizeof(callers));
     freeReplyObject(r);
     return DLOCK_OK;
-}
-
-/* The CLOCK_MONOTONIC time ms from now. */
-static struct timespec deadline_after(long ms)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
-}
-
-/* Waits on l->wake until the deadline; with l->mu held. 1 when it passed. */
-static int sleep_until(dlock *l, const struct timespec *deadline)
-{
-    return pthread_cond_timedwait(&l->wake, &l->mu, deadline) == ETIMEDOUT;
 }
 
 /* The watchdog thread: idle while nobody holds the lock through this
@@ -650,29 +454,30 @@ static int sleep_until(dlock *l, const struct timespec *deadline)
 static void *watchdog(void *arg)
 {
     dlock *l = arg;
-    long period = l->cfg.lease_ms / 3 > 0 ? l->cfg.lease_ms / 3 : 1;
+    long period = l->r.cfg.lease_ms / 3 > 0 ? l->r.cfg.lease_ms / 3 : 1;
     struct timespec next;
 
-    pthread_mutex_lock(&l->mu);
+    pthread_mutex_lock(&l->r.mu);
     while (!l->stopping) {
         if (l->holds == 0) {
             l->idle = 1;
-            pthread_cond_wait(&l->wake, &l->mu);
+            pthread_cond_wait(&l->wake, &l->r.mu);
             l->idle = 0;
             continue;
         }
-        next = deadline_after(period);
-        while (!l->stopping && l->holds > 0 && !sleep_until(l, &next))
+        next = redis_deadline_after(period);
+        while (!l->stopping && l->holds > 0 &&
+               pthread_cond_timedwait(&l->wake, &l->r.mu, &next) != ETIMEDOUT)
             ;
         if (l->stopping || l->holds == 0)
             continue;
-        pthread_mutex_unlock(&l->mu);
+        pthread_mutex_unlock(&l->r.mu);
         dlock_failpoint("watchdog.before_renew");
-        pthread_mutex_lock(&l->mu);
+        pthread_mutex_lock(&l->r.mu);
         if (l->holds > 0)
             renew(l);
     }
-    pthread_mutex_unlock(&l->mu);
+    pthread_mutex_unlock(&l->r.mu);
     return NULL;
 }
 
@@ -688,95 +493,55 @@ static int start_watchdog(dlock *l)
     pthread_condattr_destroy(&attr);
     if (pthread_create(&l->watchdog, NULL, watchdog, l) != 0) {
         pthread_cond_destroy(&l->wake);
-        return set_error(l, "cannot start the watchdog thread");
+        return redis_error(l, "cannot start the watchdog thread");
     }
     l->watching = 1;
     return DLOCK_OK;
 }
 
-/* A prefix and the lock's name in braces, by Redisson's rule. NULL when
- * out of memory. */
-static char *braced(const char *prefix, const char *name)
-{
-    const char *brace = strchr(name, '{') != NULL ? "" : "{";
-    char *s = malloc(strlen(prefix) + strlen(name) + 3);
-
-    if (s != NULL)
-        sprintf(s, "%s%s%s%s", prefix, brace, name, *brace ? "}" : "");
-    return s;
-}
-
-/* The unlock channel, the queue and its places, named by Redisson's rule:
- * the lock's name in braces,
- * a hash tag, so that in a Redis Cluster the channel and the key live in
- * the same slot. A name with a '{' in it is taken as it is: it may carry
- * its own hash tag ("{shop}:stock"), and braces around it would make the
- * channel's tag differ from the key's (CROSSSLOT), and the channel differ
- * from the one a Redisson client listens on. */
+/* The unlock channel, the queue and its places, named by Redisson's rule
+ * (redis_tagged). */
 static int name_channel(dlock *l, const char *name)
 {
-    l->channel = braced(CHANNEL_PREFIX, name);
-    l->queue = braced(QUEUE_PREFIX, name);
-    l->timeout = braced(TIMEOUT_PREFIX, name);
+    l->channel = redis_tagged(CHANNEL_PREFIX, name);
+    l->queue = redis_tagged(QUEUE_PREFIX, name);
+    l->timeout = redis_tagged(TIMEOUT_PREFIX, name);
     if (l->channel == NULL || l->queue == NULL || l->timeout == NULL)
-        return set_error(l, "out of memory");
+        return redis_error(l, "out of memory");
     return DLOCK_OK;
 }
 
-void dlock_config_init(dlock_config *cfg)
+/* What this stage adds to the plumbing's handle, once it has its key. */
+static int init(dlock *l)
 {
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->lease_ms = DEFAULT_LEASE_MS;
-    cfg->retry_ms = DEFAULT_RETRY_MS;
-    cfg->nodes = 1;
-    cfg->node_timeout_ms = DEFAULT_NODE_TIMEOUT_MS;
-    cfg->host = "127.0.0.1";
-    cfg->port = 6379;
-    cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
+    if (random_id(l) != DLOCK_OK || name_channel(l, l->r.key) != DLOCK_OK)
+        return DLOCK_ERR;
+    if (start_watchdog(l) != DLOCK_OK)
+        return DLOCK_ERR;
+    l->r.on_disconnect = drop_sub;
+    return DLOCK_OK;
 }
 
 dlock *dlock_new(const char *name, const dlock_config *cfg)
 {
-    dlock *l = calloc(1, sizeof(*l));
-
-    if (l == NULL)
-        return NULL;
-    pthread_mutex_init(&l->mu, NULL);
-    if (check_config(l, name, cfg) != DLOCK_OK)
-        return l;
-    l->cfg = *cfg;
-    l->provider = cfg->provider != NULL ? *cfg->provider
-                                        : (struct dlock_provider){ connect_default, &l->cfg };
-    l->cfg.provider = &l->provider;
-    if (random_id(l) != DLOCK_OK || name_channel(l, name) != DLOCK_OK)
-        return l;
-    if (start_watchdog(l) != DLOCK_OK)
-        return l;
-    l->key = strdup(name);
-    if (l->key == NULL)
-        set_error(l, "out of memory");
-    return l;
+    return redis_new(sizeof(dlock), name, cfg, 1, init);
 }
 
 int dlock_acquire(dlock *l)
 {
+    struct timespec start = redis_deadline_after(0);
     char token[TOKEN_LEN], *mine;
-    struct timespec start;
     redisContext *sub = NULL;
-    long ttl;
     int rc, kept;
 
-    if (l->key == NULL)
-        return DLOCK_ERR;
+    if (!redis_ready(l))
+        return DLOCK_ERR; /* refused by dlock_new: it has no channel */
     /* Our own channel: a release wakes the first waiter only. */
     owner_token(l, token, sizeof(token));
-    mine = malloc(strlen(l->channel) + strlen(token) + 2);
-    if (mine == NULL)
+    if (asprintf(&mine, "%s:%s", l->channel, token) < 0)
         return fail(l, "acquire", "out of memory");
-    sprintf(mine, "%s:%s", l->channel, token);
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    while ((rc = try_acquire(l, &ttl)) == DLOCK_BUSY) {
-        long left = l->cfg.wait_ms - elapsed_ms(&start);
+    while ((rc = redis_guarded(l, try_acquire)) == DLOCK_BUSY) {
+        long left = l->r.cfg.wait_ms - redis_elapsed_ms(&start);
 
         if (left <= 0)
             break;
@@ -793,32 +558,18 @@ int dlock_acquire(dlock *l)
         }
         /* No polling: sleep until the holder's unlock message, or until
          * the TTL we were told runs out (a holder that died sends none). */
-        wait_unlock(&sub, ttl >= 0 && ttl < left ? ttl : left);
+        wait_unlock(&sub, told_ttl_ms >= 0 && told_ttl_ms < left ? told_ttl_ms : left);
     }
     unsubscribe(l, sub, mine);
     free(mine);
-    if (rc != DLOCK_OK && l->cfg.wait_ms > 0)
-        guarded(l, leave);
+    if (rc != DLOCK_OK && l->r.cfg.wait_ms > 0)
+        redis_guarded(l, leave);
     return rc;
 }
 
 int dlock_release(dlock *l)
 {
-    if (l->key == NULL)
-        return DLOCK_ERR;
-    return guarded(l, release);
-}
-
-/* This stage draws no fencing tokens. */
-long long dlock_token(dlock *l)
-{
-    (void)l;
-    return 0;
-}
-
-const char *dlock_errstr(const dlock *l)
-{
-    return l->errstr;
+    return redis_guarded(l, release);
 }
 
 void dlock_free(dlock *l)
@@ -826,26 +577,17 @@ void dlock_free(dlock *l)
     if (l == NULL)
         return;
     if (l->watching) {
-        pthread_mutex_lock(&l->mu);
+        pthread_mutex_lock(&l->r.mu);
         l->stopping = 1;
         pthread_cond_signal(&l->wake);
-        pthread_mutex_unlock(&l->mu);
+        pthread_mutex_unlock(&l->r.mu);
         pthread_join(l->watchdog, NULL);
         pthread_cond_destroy(&l->wake);
     }
-    redisFree(l->c);
     redisFree(l->sub);
     free(l->listening);
-    pthread_mutex_destroy(&l->mu);
     free(l->channel);
     free(l->queue);
     free(l->timeout);
-    free(l->key);
-    free(l);
-}
-
-/* A no-op unless the simulator links its own definition. */
-__attribute__((weak)) void dlock_failpoint(const char *name)
-{
-    (void)name;
+    redis_free(l);
 }

@@ -16,7 +16,9 @@
 #include "util.h"
 
 #define MAX_DIRS 16          /* live temp dirs per process: a run needs 1 */
-#define TREE_DEPTH 4         /* temp dir / server dir / files: 2 would do */
+#define TREE_DEPTH 8         /* a test's temp dir / a run's / a MariaDB server's
+                              * dir / data / a database / files: 5; a
+                              * Redis server's files lie at 2 */
 
 /* ---- the registry ------------------------------------------------------
  * Entries belong to the process that made them (owner), so a forked child

@@ -42,10 +42,16 @@ static long free_gaps(chk *c, gap **out)
         sim_checker_unjudged(c, "out of memory");
         return -1;
     }
-    if (v->n_keys > 0)
-        memcpy(k, v->keys, v->n_keys * sizeof(*k));
+    /* No key at all: the lock was never seen taken (a kind with no
+     * observer, MariaDB's), so no stretch of the run is known free. */
+    if (v->n_keys == 0) {
+        free(k);
+        *out = g;
+        return 0;
+    }
+    memcpy(k, v->keys, v->n_keys * sizeof(*k));
     qsort(k, v->n_keys, sizeof(*k), by_from);
-    if (v->n_keys > 0 && k[0].from_ns > cursor)
+    if (k[0].from_ns > cursor)
         cursor = k[0].from_ns;
     for (size_t i = 0; i < v->n_keys; i++) {
         if (k[i].from_ns > cursor)

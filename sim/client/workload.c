@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mariadb_link.h"
 #include "observer.h"
 #include "redis.h"
 #include "resource.h"
@@ -355,6 +356,7 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                       int client, char *errstr, size_t len)
 {
     struct dlock_provider provider = { connect_lock, w }; /* dlock_new copies it */
+    struct dlock_provider *link = NULL; /* a MariaDB stage's, copied too */
     dlock_config cfg;
 
     memset(w, 0, sizeof(*w));
@@ -374,6 +376,8 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
         cfg.node_timeout_ms = ctl->node_timeout_ms;
     if (redis_stage())
         cfg.provider = &provider;
+    else if (sim_stage_get(STAGE) != NULL && strcmp(sim_stage_get(STAGE)->server, "mariadb") == 0)
+        cfg.provider = link = sim_mariadb_link(ctl, client);
     /* A lock that takes no provider (a ZooKeeper stage) finds its servers
      * here: node i at port + i, through the proxy when the run has one
      * (its routes to the nodes are consecutive ports too). */
@@ -382,7 +386,9 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                ? atomic_load(&ctl->client[client].via_port[0])
                : atomic_load(&ctl->node_port[0]);
     cfg.timeout_ms = ctl->timeout_ms;
-    if ((w->lock = dlock_new(ctl->lock_name, &cfg)) == NULL) {
+    w->lock = dlock_new(ctl->lock_name, &cfg);
+    free(link);
+    if (w->lock == NULL) {
         snprintf(errstr, len, "dlock_new: out of memory");
         return -1;
     }

@@ -8,11 +8,13 @@
 
 extern const sim_servers_kind sim_servers_redis;
 extern const sim_servers_kind sim_servers_zookeeper;
+extern const sim_servers_kind sim_servers_mariadb;
 
 /* Every kind a stage may name, by its name in sim/stages.def. */
 static const sim_servers_kind *const kinds[] = {
     &sim_servers_redis,
     &sim_servers_zookeeper,
+    &sim_servers_mariadb,
 };
 
 const sim_servers_kind *sim_servers_kind_get(const char *name)

@@ -2,7 +2,7 @@
  * interface (Jepsen's db protocol).
  *
  * A stage's line in sim/stages.def names the kind of server its lock
- * talks to ("redis", "zookeeper"); the runner looks the kind up once per run and then
+ * talks to ("redis", "zookeeper", "mariadb"); the runner looks the kind up once per run and then
  * only calls the functions below, so neither the runner nor the nemesis
  * asks which server it talks to. A kind implements, once:
  *
