@@ -53,6 +53,20 @@ static int held(const char *name)
                   "lock_until > NOW(3)", name) == 1;
 }
 
+/* Until the session that held v13's name has ended, as the server sees
+ * it, or 10 short leases: KILL CONNECTION and a client's quit return
+ * before the server has ended the session, and the name is used until
+ * it has. Then asserts that it ended. */
+static void await_session_end(const char *name)
+{
+    int64_t deadline = harness_now_ms() + 10 * SHORT_LEASE_MS;
+
+    while (number("SELECT IS_USED_LOCK('%s')", name) > 0 && harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    ck_assert_msg(number("SELECT IS_USED_LOCK('%s')", name) <= 0, "the session that held '%s' "
+                  "still held it %d ms after it was ended", name, 10 * SHORT_LEASE_MS);
+}
+
 static int try_once(const char *name)
 {
     dlock *b = harness_lock(harness_server(), name, LEASE_MS, 0);
@@ -365,6 +379,7 @@ START_TEST(test_mariadb_lost_connection)
     ck_assert_msg(sim_mariadb_query(c, err, sizeof(err), "KILL CONNECTION %lld", id) == 0,
                   "%s", err);
     mysql_close(c);
+    await_session_end("lost");
     b = take("B", "lost", LEASE_MS);
     rc = dlock_release(a);
     assert_error(a, rc, "A's release", "after its session was killed");
@@ -385,6 +400,7 @@ START_TEST(test_mariadb_session_end_frees)
     harness_title("the lock is free the moment its holder's session ends");
     a = take("A", "ends", LEASE_MS);
     dlock_free(a);
+    await_session_end("ends");
     ck_assert_int_eq(try_once("ends"), DLOCK_OK);
 }
 END_TEST
