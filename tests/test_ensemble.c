@@ -51,25 +51,6 @@ static void ensemble_teardown(void)
     sim_ensemble_stop(&fixture);
 }
 
-/* Whether a process with this pid runs. A zombie does not: it holds no
- * port, no file and no memory, and whether it is reaped at once is up to
- * the machine's init. */
-static int alive(pid_t pid)
-{
-    char path[64], stat[256], *close_paren;
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (pid <= 0 || (f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(stat, 1, sizeof(stat) - 1, f);
-    fclose(f);
-    stat[n] = '\0';
-    close_paren = strrchr(stat, ')');
-    return close_paren == NULL || close_paren[1] == '\0' || close_paren[2] != 'Z';
-}
-
 static int count(sim_zk_mode want)
 {
     int i, n = 0;
@@ -218,18 +199,12 @@ START_TEST(test_ensemble_stop_leaves_nothing)
     }
     sim_ensemble_stop(&e);
     for (i = 0; i < NODES; i++) {
-        ck_assert_msg(!alive(pid[i]), "node %d's java (pid %ld) outlived the stop", i,
+        ck_assert_msg(!rundir_alive(pid[i]), "node %d's java (pid %ld) outlived the stop", i,
                       (long)pid[i]);
         ck_assert_msg(stat(dir[i], &st) != 0, "node %d's dir %s outlived the stop", i, dir[i]);
     }
 }
 END_TEST
-
-/* What the interrupted child started. */
-typedef struct started {
-    pid_t pid[NODES];
-    char dir[SIM_PATH_LEN]; /* its temp dir, with the nodes' dirs */
-} started;
 
 /* In a child: an ensemble in a temp dir of its own, told to the parent,
  * then a wait for the parent's SIGINT, which the simulator's own handler
@@ -237,7 +212,7 @@ typedef struct started {
 static void start_and_wait(int fd)
 {
     char err[512];
-    started st;
+    rundir_started st;
     sim_ensemble e;
     int i;
 
@@ -259,32 +234,10 @@ static void start_and_wait(int fd)
  * and removes the temp dir. */
 START_TEST(test_ensemble_interrupt_leaves_nothing)
 {
-    int fds[2], i, status;
-    struct stat sb;
-    started st;
-    pid_t child;
-    ssize_t n;
+    rundir_started st;
+    pid_t child = rundir_start_child(start_and_wait, &st, "ensemble");
 
-    ck_assert_msg(pipe(fds) == 0, "pipe: %s", strerror(errno));
-    child = fork();
-    ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
-    if (child == 0) {
-        close(fds[0]);
-        start_and_wait(fds[1]);
-    }
-    close(fds[1]);
-    n = read(fds[0], &st, sizeof(st));
-    close(fds[0]);
-    kill(child, SIGINT);
-    waitpid(child, &status, 0);
-    ck_assert_msg(n == (ssize_t)sizeof(st), "the child did not start its ensemble (exit %d)",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
-                  "the child should have died of its SIGINT");
-    for (i = 0; i < NODES; i++)
-        ck_assert_msg(!alive(st.pid[i]), "node %d's java (pid %ld) outlived Ctrl-C", i,
-                      (long)st.pid[i]);
-    ck_assert_msg(stat(st.dir, &sb) != 0, "the temp dir %s outlived Ctrl-C", st.dir);
+    rundir_interrupt(child, &st, "node");
 }
 END_TEST
 

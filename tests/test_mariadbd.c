@@ -264,29 +264,6 @@ START_TEST(test_mariadb_clock_jumps)
 }
 END_TEST
 
-/* Whether a process with this pid runs; a zombie holds nothing and does
- * not count. */
-static int alive(pid_t pid)
-{
-    char path[64], st[256], *paren;
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (pid <= 0 || (f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(st, 1, sizeof(st) - 1, f);
-    fclose(f);
-    st[n] = '\0';
-    paren = strrchr(st, ')');
-    return paren == NULL || paren[1] == '\0' || paren[2] != 'Z';
-}
-
-typedef struct started {
-    char dir[SIM_PATH_LEN];
-    pid_t pid[2];
-} started;
-
 /* In a child: a primary and its replica in a temp dir of their own, told
  * to the parent, then a wait for the parent's SIGINT, which the
  * simulator's own handler gets (as in build/sim/sim). */
@@ -294,7 +271,7 @@ static void start_and_wait(int fd)
 {
     char err[512], password[SIM_MARIADB_PASSWORD_LEN];
     sim_mariadb p, r;
-    started st;
+    rundir_started st;
 
     sim_cluster_cleanup_on_signal();
     memset(&st, 0, sizeof(st));
@@ -317,31 +294,10 @@ static void start_and_wait(int fd)
  * removes the temp dir, data dirs and all. */
 START_TEST(test_mariadb_interrupt_leaves_nothing)
 {
-    int fds[2], status, i;
-    struct stat sb;
-    started st;
-    pid_t child;
-    ssize_t n;
+    rundir_started st;
+    pid_t child = rundir_start_child(start_and_wait, &st, "MariaDB servers");
 
-    ck_assert_msg(pipe(fds) == 0, "pipe: %s", strerror(errno));
-    child = fork();
-    ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
-    if (child == 0) {
-        close(fds[0]);
-        start_and_wait(fds[1]);
-    }
-    close(fds[1]);
-    n = read(fds[0], &st, sizeof(st));
-    close(fds[0]);
-    kill(child, SIGINT);
-    waitpid(child, &status, 0);
-    ck_assert_msg(n == (ssize_t)sizeof(st), "the child did not start its servers (exit %d)",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
-                  "the child should have died of its SIGINT");
-    for (i = 0; i < 2; i++)
-        ck_assert_msg(!alive(st.pid[i]), "mariadbd %ld outlived Ctrl-C", (long)st.pid[i]);
-    ck_assert_msg(stat(st.dir, &sb) != 0, "the temp dir %s outlived Ctrl-C", st.dir);
+    rundir_interrupt(child, &st, "mariadbd");
 }
 END_TEST
 

@@ -278,36 +278,13 @@ END_TEST
 
 /* ---- nothing left behind ---------------------------------------------------- */
 
-/* What the interrupted child started. */
-typedef struct started {
-    pid_t pid[SIM_RCLUSTER_NODES];
-    char dir[SIM_PATH_LEN];
-} started;
-
-/* Whether pid runs (a zombie does not: it holds no port). */
-static int alive(pid_t pid)
-{
-    char path[64], stat[256], *close_paren;
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (pid <= 0 || (f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(stat, 1, sizeof(stat) - 1, f);
-    fclose(f);
-    stat[n] = '\0';
-    close_paren = strrchr(stat, ')');
-    return close_paren == NULL || close_paren[1] == '\0' || close_paren[2] != 'Z';
-}
-
 /* In a child: a cluster, told to the parent, then a wait for the
  * parent's SIGINT, which the simulator's own handler gets. */
 static void start_and_wait(int fd)
 {
     char err[512];
     sim_rcluster rc;
-    started st;
+    rundir_started st;
     int i;
 
     sim_cluster_cleanup_on_signal();
@@ -327,33 +304,14 @@ static void start_and_wait(int fd)
 /* Ctrl-C while a cluster runs: every node killed, the temp dir gone. */
 START_TEST(test_rcluster_interrupt_leaves_nothing)
 {
-    int fds[2], i, status;
-    struct stat sb;
-    started st;
-    pid_t child;
-    ssize_t n;
+    rundir_started st;
+    pid_t child = rundir_start_child(start_and_wait, &st, "cluster");
+    int i;
 
-    ck_assert_msg(pipe(fds) == 0, "pipe: %s", strerror(errno));
-    child = fork();
-    ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
-    if (child == 0) {
-        close(fds[0]);
-        start_and_wait(fds[1]);
-    }
-    close(fds[1]);
-    n = read(fds[0], &st, sizeof(st));
-    close(fds[0]);
-    ck_assert_msg(n == (ssize_t)sizeof(st), "the child did not start its cluster");
     for (i = 0; i < SIM_RCLUSTER_NODES; i++)
-        ck_assert_msg(alive(st.pid[i]), "node %d (pid %ld) is not running", i, (long)st.pid[i]);
-    kill(child, SIGINT);
-    waitpid(child, &status, 0);
-    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
-                  "the child should have died of its SIGINT");
-    for (i = 0; i < SIM_RCLUSTER_NODES; i++)
-        ck_assert_msg(!alive(st.pid[i]), "node %d (pid %ld) outlived Ctrl-C", i,
+        ck_assert_msg(rundir_alive(st.pid[i]), "node %d (pid %ld) is not running", i,
                       (long)st.pid[i]);
-    ck_assert_msg(stat(st.dir, &sb) != 0, "the temp dir %s outlived Ctrl-C", st.dir);
+    rundir_interrupt(child, &st, "node");
 }
 END_TEST
 
