@@ -95,7 +95,7 @@ static int setup(int argc, char **argv, sim_sale_bench *b, const char *self,
     b->units = atol(arg(argc, argv, "units", "1000"));
     b->buyers = atoi(arg(argc, argv, "buyers", "16"));
     b->pause_ms = 2;
-    b->retry_ms = atol(arg(argc, argv, "retry", "5"));
+    b->retry_ms = atol(arg(argc, argv, "retry", "1"));
     b->ks = (int)(sizeof(ks) / sizeof(ks[0]));
     memcpy(b->k, ks, sizeof(ks));
     b->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);

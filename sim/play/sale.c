@@ -34,7 +34,7 @@ void sim_sale_defaults(sim_sale_opts *o)
     o->seed = 1;
     o->lease_ms = 5000;
     o->wait_ms = 100;
-    o->retry_ms = 5;
+    o->retry_ms = 1;
     o->hold_ms = 1500;
 }
 

@@ -41,7 +41,9 @@ typedef struct sim_sale_opts {
 } sim_sale_opts;
 
 /* The defaults: 1,000 units, 8 segments, 16 buyers, 2 ms inside, no
- * fault, lease 5 s, wait 100 ms, retry 5 ms, a pause of 1.5 s. */
+ * fault, lease 5 s, wait 100 ms, retry 1 ms (half the 2 ms inside: a
+ * waiter that slept longer than a hold would leave a freed segment idle),
+ * a pause of 1.5 s. */
 void sim_sale_defaults(sim_sale_opts *o);
 
 /* Plays one sale on the running cluster rc and judges it into v (place:
