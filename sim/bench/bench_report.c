@@ -202,26 +202,33 @@ static const char *pair_text(const sim_bench_pair *p, int stage, char *buf, size
     return buf;
 }
 
-/* The ensemble's lines: what it runs, and what it does not wait for. */
+/* The other servers' versions: the ensemble's and MariaDB's. */
+static void print_versions(const sim_bench *b, FILE *f)
+{
+    if (b->ens.nodes > 0)
+        fprintf(f, "          ZooKeeper %s, an ensemble of %d (tickTime %d ms), C client %s\n",
+                b->zk_version, b->ens.nodes, SIM_ENSEMBLE_TICK_MS, ZOO_VERSION);
+    if (b->mdb.srv.pid > 0)
+        fprintf(f, "          MariaDB %s (InnoDB, binary log on), Connector/C %s\n",
+                b->mdb_version, mysql_get_client_info());
+}
+
+/* The ensemble's line: what it does not wait for. */
 static void print_zookeeper(const sim_bench *b, FILE *f)
 {
     if (b->ens.nodes == 0)
         return;
-    fprintf(f, "          ZooKeeper %s, an ensemble of %d (tickTime %d ms), C client %s\n",
-            b->zk_version, b->ens.nodes, SIM_ENSEMBLE_TICK_MS, ZOO_VERSION);
     fprintf(f, "disk      ZooKeeper runs with forceSync=no: a write is acknowledged once a majority\n"
                "          of the servers wrote it to their log file, in memory, not fsynced to disk\n"
                "          (with an fsync each write would wait for a majority's disk); the Redis\n"
                "          servers persist nothing\n");
 }
 
-/* The MariaDB server's lines: its version, and what a commit waits for. */
+/* The MariaDB server's line: what a commit waits for. */
 static void print_mariadb(const sim_bench *b, FILE *f)
 {
     if (b->mdb.srv.pid <= 0)
         return;
-    fprintf(f, "          MariaDB %s (InnoDB, binary log on), Connector/C %s\n", b->mdb_version,
-            mysql_get_client_info());
     fprintf(f, "disk      MariaDB: innodb_flush_log_at_trx_commit=%s%s\n", b->mdb_flush,
             strcmp(b->mdb_flush, "1") == 0 ? " (its default): each commit, each statement\n"
             "          that changes a row here, waits until its log is flushed to disk" : "");
@@ -234,6 +241,7 @@ static void print_header(const sim_bench *b, FILE *f)
     fprintf(f, "machine   %d CPU%s; %s\n", b->ncpu, b->ncpu == 1 ? "" : "s", b->pinning);
     fprintf(f, "software  redis-server %s, hiredis %d.%d.%d; lock and resource servers on TCP loopback\n",
             b->redis_version, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
+    print_versions(b, f);
     print_zookeeper(b, f);
     print_mariadb(b, f);
     fprintf(f, "date      %s\n", b->date);
