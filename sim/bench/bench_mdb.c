@@ -200,8 +200,8 @@ int sim_bench_mdb_pair(int stage, const char *lock, sim_bench_pair *t, char *err
     if (strpbrk(lock, "'\\") != NULL)
         return sim_error(errstr, len, "lock name %s needs SQL escapes; give a plain one", lock);
     snprintf(name, sizeof(name), "'%s'", lock);
-    /* v13 (re-entrant: the server counts a session's takes): the server's
-     * named lock, one SELECT each way. */
+    /* v12 keeps a row; v13, re-entrant (the server counts a session's
+     * takes), the server's named lock: one SELECT each way. */
     if ((sim_stage_get(stage)->caps & SIM_CAP_REENTRANT) == 0)
         return row_pair(name, t, errstr, len);
     snprintf(sql[0], sizeof(sql[0]), "SELECT GET_LOCK(%s, 0)", name);
@@ -210,27 +210,39 @@ int sim_bench_mdb_pair(int stage, const char *lock, sim_bench_pair *t, char *err
            add_statement(t, "RELEASE_LOCK", sql[1], errstr, len) != 0 ? -1 : 0;
 }
 
+/* The counters a lock's statements move (Com_insert ...). */
+enum { K_INSERT, K_UPDATE, K_SELECT, K_DELETE, KINDS };
+
+/* The counter a statement moves, by its first word. */
+static int kind_of(const char *sql)
+{
+    static const char *const first[] = { "INSERT", "UPDATE", "SELECT" };
+    int k;
+
+    for (k = K_INSERT; k < K_DELETE && strncmp(sql, first[k], strlen(first[k])) != 0; k++)
+        ;
+    return k;
+}
+
 int sim_bench_mdb_check(const sim_bench_pair *t, const sim_bench_mdb_count *d, int pairs,
                         sim_bench_stage *sr, char *errstr, size_t len)
 {
-    long long want[4] = { 0, 0, 0, 0 }; /* INSERT, UPDATE, SELECT, DELETE */
+    long long want[KINDS] = { 0, 0, 0, 0 };
     int i;
 
-    for (i = 0; i < t->n; i++) {
-        const char *sql = t->cmd[i].argv[1];
-
-        want[strncmp(sql, "INSERT", 6) == 0 ? 0 : strncmp(sql, "UPDATE", 6) == 0 ? 1
-             : strncmp(sql, "SELECT", 6) == 0 ? 2 : 3]++;
-    }
+    for (i = 0; i < t->n; i++)
+        want[kind_of(t->cmd[i].argv[1])]++;
     sr->requests_seen = (double)d->statements / pairs;
-    if (d->connections == 1 && d->insert == want[0] * pairs && d->update == want[1] * pairs &&
-        d->select == want[2] * pairs && d->del == want[3] * pairs)
+    if (d->connections == 1 && d->insert == want[K_INSERT] * pairs &&
+        d->update == want[K_UPDATE] * pairs && d->select == want[K_SELECT] * pairs &&
+        d->del == want[K_DELETE] * pairs)
         return 0;
     return sim_error(errstr, len, "%d pairs of one client: %lld connection(s), %lld INSERT, "
                      "%lld UPDATE, %lld SELECT, %lld DELETE, where the bench replays %lld, "
                      "%lld, %lld, %lld a pair: make sim/bench/bench_mdb.c send what the "
                      "stage's lock.c sends", pairs, d->connections, d->insert, d->update,
-                     d->select, d->del, want[0], want[1], want[2], want[3]);
+                     d->select, d->del, want[K_INSERT], want[K_UPDATE], want[K_SELECT],
+                     want[K_DELETE]);
 }
 
 /* ---- the replay: one connection, one statement at a time --------------------------- */
@@ -281,7 +293,7 @@ int sim_bench_mdb_replay(MYSQL *c, const sim_bench_pair *t, int64_t *ns, char *e
         ns[i] += sim_now_ns() - start;
         if (rc != 0)
             return -1;
-        writes += strncmp(t->cmd[i].argv[1], "SELECT", 6) != 0;
+        writes += kind_of(t->cmd[i].argv[1]) != K_SELECT;
     }
     /* A pair that changed no row would be cheaper than the stage's. */
     if (writes > 0 && rows != ROWS_PER_PAIR)
