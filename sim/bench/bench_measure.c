@@ -479,10 +479,12 @@ static int measure(sim_bench *b, int run, int stage, sim_bench_stage *sr,
     int redis = !sim_bench_zookeeper(stage) && !sim_bench_mariadb(stage);
 
     sim_bench_progress(b, run, stage, "capture");
-    if (sim_bench_mariadb(stage) ? sim_bench_mdb_reset(b, errstr, len) != 0 ||
-                                   capture_mdb(b, stage, sr, errstr, len) != 0
-        : !redis ? capture_zk(b, stage, sr, errstr, len) != 0
-                 : reset(b, 1, errstr, len) != 0 || capture(b, stage, &sr->pair, errstr, len) != 0)
+    if (redis && (reset(b, 1, errstr, len) != 0 || capture(b, stage, &sr->pair, errstr, len) != 0))
+        return -1;
+    if (sim_bench_zookeeper(stage) && capture_zk(b, stage, sr, errstr, len) != 0)
+        return -1;
+    if (sim_bench_mariadb(stage) &&
+        (sim_bench_mdb_reset(b, errstr, len) != 0 || capture_mdb(b, stage, sr, errstr, len) != 0))
         return -1;
     sim_bench_progress(b, run, stage, "uncontended");
     if ((redis && reset(b, 0, errstr, len) != 0) || uncontended(b, stage, sr, errstr, len) != 0)
