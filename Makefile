@@ -13,7 +13,8 @@
 #   make sim lib=NAME scenario=S    one run through a library's driver (drivers/NAME)
 #   make report [jobs=N]            the matrix as make demo plays it, and as a web site:
 #                                   build/report/index.html
-#   make bench                      each stage against its own round-trip limit, Redis's and ZooKeeper's
+#   make bench                      each stage against its own round-trip limit, on Redis, ZooKeeper
+#                                   or MariaDB (stage=N: one stage)
 #   make sale stage=N segments=K    a flash sale on a Redis Cluster, a lock per segment
 #                                   (sim/sale.mk: first=1, fault=failover|pause, sale-bench)
 #   make diff from=N to=M           what changed between two stages (side=1: side by side,

@@ -8,8 +8,9 @@
  *
  * The program of the bench (see bench.h for what it measures and how):
  * it starts one redis-server for the lock and one for the counter (the
- * resource) through cluster, like every server in this repository, and
- * for the stages on ZooKeeper an ensemble of three (ensemble.h), pins
+ * resource) through cluster, like every server in this repository, for
+ * the stages on ZooKeeper an ensemble of three (ensemble.h) and for those
+ * on MariaDB one mariadbd (mariadbd.h, with the run's password), pins
  * them and itself to different CPUs, runs every stage runs times, then
  * prints the table and writes the data file (default: build/bench/
  * bench.jsonl next to this program). The clients are the stages' own
@@ -111,6 +112,8 @@ static int pin(sim_bench *b, char *errstr, size_t len)
         if (pin_process(b->ens.node[i].pid, &servers, errstr, len) != 0)
             return -1;
     }
+    if (b->mdb.srv.pid > 0 && pin_process(b->mdb.srv.pid, &servers, errstr, len) != 0)
+        return -1;
     if (pin_process(b->cl.resource.pid, &servers, errstr, len) != 0)
         return -1;
     if (sched_setaffinity(0, sizeof(clients), &clients) != 0)
@@ -141,16 +144,17 @@ static int number(const char *name, const char *text, int as_make, long lo,
 }
 
 /* A stage the bench can measure: one on Redis, whose commands it
- * captures from the server's SLOWLOG and replays, or on ZooKeeper, whose
- * requests it knows (bench_zk.c). */
+ * captures from the server's SLOWLOG and replays, or on ZooKeeper or
+ * MariaDB, whose requests it knows (bench_zk.c, bench_mdb.c). */
 static int measurable(int stage, const char *text, int as_make)
 {
     const sim_stage *s = sim_stage_get(stage);
 
-    if (s != NULL && (strcmp(s->server, "redis") == 0 || sim_bench_zookeeper(stage)))
+    if (s != NULL && (strcmp(s->server, "redis") == 0 || sim_bench_zookeeper(stage) ||
+                      sim_bench_mariadb(stage)))
         return 0;
-    fprintf(stderr, "bench: %s%s is %s: the bench measures the stages on Redis and "
-            "ZooKeeper; leave stage= out, or give one of those\n",
+    fprintf(stderr, "bench: %s%s is %s: the bench measures the stages on Redis, "
+            "ZooKeeper and MariaDB; leave stage= out, or give one of those\n",
             as_make ? "stage=" : "--stage ", text,
             s != NULL ? s->dir : "no stage of sim/stages.def");
     return -1;
@@ -231,7 +235,8 @@ static int nodes_needed(const sim_bench *b)
     int s, n = 1;
 
     for (s = 1; s <= SIM_STAGES; s++) {
-        if (sim_bench_wanted(b, s) && !sim_bench_zookeeper(s) && sim_stage_get(s)->masters > n)
+        if (sim_bench_wanted(b, s) && strcmp(sim_stage_get(s)->server, "redis") == 0 &&
+            sim_stage_get(s)->masters > n)
             n = sim_stage_get(s)->masters;
     }
     return n;
@@ -251,6 +256,7 @@ static int setup(sim_bench *b, char *errstr, size_t len)
     if (find_build_dir(b, errstr, len) != 0 ||
         sim_cluster_start(&b->cl, nodes_needed(b), SIM_CLUSTER_RESOURCE, errstr, len) != 0 ||
         sim_bench_zk_start(b, errstr, len) != 0 ||
+        sim_bench_mdb_start(b, errstr, len) != 0 ||
         pin(b, errstr, len) != 0 ||
         (b->res = sim_bench_connect(&b->cl.resource, errstr, len)) == NULL)
         return -1;
@@ -275,7 +281,8 @@ static void teardown(sim_bench *b)
     }
     redisFree(b->res);
     b->res = NULL;
-    sim_bench_zk_stop(b); /* its dirs are in the cluster's */
+    sim_bench_zk_stop(b); /* its dirs are in the cluster's, as MariaDB's */
+    sim_bench_mdb_stop(b);
     sim_cluster_stop(&b->cl);
     for (r = 0; r < b->runs; r++) {
         for (s = 0; s < SIM_STAGES; s++)

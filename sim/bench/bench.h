@@ -3,6 +3,8 @@
  *
  * Files of one role: bench.c is the program (arguments, servers, CPU
  * pinning, the runs), bench_measure.c measures one stage in one run,
+ * bench_replay.c replays its commands raw (bench_zk.c and bench_mdb.c
+ * a ZooKeeper and a MariaDB stage's, and their servers),
  * bench_server.c reads what the lock server counted, bench_report.c
  * prints the table and the targets (bench_queue.c a fair queue's),
  * bench_data.c writes the data file. The contended history is read by
@@ -55,6 +57,20 @@
  *                and close, left out) are the requests, and the watches
  *                they triggered the waiters woken.
  *
+ * A stage on MariaDB (bench_mdb.c) likewise, on one mariadbd
+ * (mariadbd.h) with SHOW GLOBAL STATUS's counters:
+ *
+ *   capture      the statements of one warm pair, as the stage's lock.c
+ *                formats them (v12: INSERT, UPDATE, UPDATE; v13: SELECT
+ *                GET_LOCK, SELECT RELEASE_LOCK), written down here; a new
+ *                client of the stage does SIM_BENCH_MDB_PAIRS pairs, and
+ *                the server's INSERTs, UPDATEs, SELECTs and DELETEs must
+ *                be as many per pair, on one connection, or the bench stops.
+ *   uncontended  those statements replayed on one connection of
+ *                Connector/C, alternating with the stage's own client.
+ *   contended    the same 8 clients; the statements of those kinds the
+ *                server counted are the round trips.
+ *
  * Errors, hiredis-style: 0 or -1 with one line of reason in errstr. */
 #ifndef SIM_BENCH_H
 #define SIM_BENCH_H
@@ -65,6 +81,7 @@
 
 #include "cluster.h"
 #include "ensemble.h"
+#include "mariadbd.h"
 #include "mntr.h"
 #include "scenarios.h"
 
@@ -83,6 +100,9 @@
 #define SIM_BENCH_ZK_WARM_MS 500  /* the JVMs compile the request path in the first ones */
 #define SIM_BENCH_ZK_SLICE_MS 100 /* a ZooKeeper pair takes ten times a Redis one */
 #define SIM_BENCH_ZK_PAIRS 20     /* the capture's pairs: a stray ping is 1/20 of a request */
+#define SIM_BENCH_MDB_SLICE_MS 100 /* a MariaDB pair commits (v12) or waits on a
+                                     * server thread: several Redis pairs' time */
+#define SIM_BENCH_MDB_PAIRS 20    /* the capture's pairs on MariaDB */
 #define SIM_BENCH_SEQ_MAX 8       /* top-level commands in one pair (v4 sends 3) */
 #define SIM_BENCH_ARGS_MAX 16     /* arguments of one of them (v6's EVALSHA has 7) */
 
@@ -142,12 +162,29 @@ typedef struct sim_bench_stage {
     long long watches;          /* and watch notifications sent */
 } sim_bench_stage;
 
+/* What MariaDB counted (SHOW GLOBAL STATUS): the statements of the kinds
+ * a lock sends, and the connections opened. */
+typedef struct sim_bench_mdb_count {
+    long long insert, update, select, del;
+    long long statements;       /* a delta's four kinds summed */
+    long long connections;
+} sim_bench_mdb_count;
+
 /* One session of the ZooKeeper C client, for the replay. */
 typedef struct sim_bench_zk {
     struct _zhandle *zh;
     char owner[64];             /* the node's data: as long as a stage's */
     char node[512];             /* the path the pair's create made */
 } sim_bench_zk;
+
+/* What the replay sends on: a connection per node (Redis), one
+ * ZooKeeper session (zk.zh set), or one MariaDB connection (mdb set). */
+typedef struct sim_bench_lines {
+    redisContext *c[SIM_NODES_MAX];
+    int n;
+    sim_bench_zk zk;
+    MYSQL *mdb;
+} sim_bench_lines;
 
 typedef struct sim_bench {
     int runs;
@@ -168,6 +205,11 @@ typedef struct sim_bench {
     int zk_follower;            /* the node the uncontended client and the replay use */
     long long zk_asked;         /* four-letter words we sent the ensemble (mntr.h) */
     char zk_version[32];
+    sim_mariadb mdb;            /* the MariaDB stages' server; srv.pid 0 when none
+                                 * is measured */
+    MYSQL *mdb_root;            /* our connection to it: root, over its socket */
+    char mdb_version[32];
+    char mdb_flush[8];          /* @@innodb_flush_log_at_trx_commit */
     char date[40];
     double load[3];             /* the load average at the start; -1: unknown */
     int sessions;               /* names each session's files */
@@ -178,6 +220,20 @@ typedef struct sim_bench {
 
 /* Measures one stage in one run into b->result[run][stage - 1]. */
 int sim_bench_measure(sim_bench *b, int run, int stage, char *errstr, size_t len);
+
+/* ---- bench_replay.c ---- */
+
+/* The replay's connections: one per node of a Redis stage, one session
+ * to the follower the stage's uncontended client talks to, or one
+ * connection to the MariaDB server. Closed by sim_bench_lines_close. */
+int sim_bench_lines_open(sim_bench *b, int stage, sim_bench_lines *ls, char *errstr,
+                         size_t len);
+void sim_bench_lines_close(sim_bench_lines *ls);
+
+/* The pair replayed on ls for ms: pairs done, their time, each command's
+ * time added to ns[]. */
+int sim_bench_replay(sim_bench_lines *ls, const sim_bench_pair *t, long ms, long long *pairs,
+                     int64_t *elapsed, int64_t *ns, char *errstr, size_t len);
 
 /* ---- bench_server.c ---- */
 
@@ -245,6 +301,43 @@ void sim_bench_zk_close(sim_bench_zk *z);
 /* One pass over the pair's requests on z; each one's time added to ns[]. */
 int sim_bench_zk_replay(sim_bench_zk *z, const sim_bench_pair *t, int64_t *ns,
                         char *errstr, size_t len);
+
+/* ---- bench_mdb.c ---- */
+
+/* 1 for a stage on MariaDB. */
+int sim_bench_mariadb(int stage);
+
+/* The server, when a MariaDB stage is measured (in b->cl's dir), and our
+ * root connection to it; stopped again by sim_bench_mdb_stop, idempotent. */
+int sim_bench_mdb_start(sim_bench *b, char *errstr, size_t len);
+void sim_bench_mdb_stop(sim_bench *b);
+
+/* No table left behind (v12's row): each stage starts on a clean server. */
+int sim_bench_mdb_reset(sim_bench *b, char *errstr, size_t len);
+
+/* The server's counters now, and what changed between two reads. */
+int sim_bench_mdb_counts(sim_bench *b, sim_bench_mdb_count *c, char *errstr, size_t len);
+void sim_bench_mdb_delta(const sim_bench_mdb_count *before, const sim_bench_mdb_count *after,
+                         sim_bench_mdb_count *d);
+
+/* The statements of one warm pair of the stage, on the lock called lock,
+ * as its lock.c sends them: argv[0] a name, argv[1] the SQL (free with
+ * sim_bench_pair_free). */
+int sim_bench_mdb_pair(int stage, const char *lock, sim_bench_pair *t, char *errstr,
+                       size_t len);
+
+/* d: what pairs pairs of one new client made the server count; 0 when
+ * they are t's statements pairs times on one connection, into
+ * sr->requests_seen; else the bench replays what the stage no longer sends. */
+int sim_bench_mdb_check(const sim_bench_pair *t, const sim_bench_mdb_count *d, int pairs,
+                        sim_bench_stage *sr, char *errstr, size_t len);
+
+/* A connection as the stages' user (mariadbd.c's), NULL with errstr;
+ * and one pass over the pair's statements on it, each one's time added
+ * to ns[]. */
+MYSQL *sim_bench_mdb_open(sim_bench *b, char *errstr, size_t len);
+int sim_bench_mdb_replay(MYSQL *c, const sim_bench_pair *t, int64_t *ns, char *errstr,
+                         size_t len);
 
 /* ---- bench_report.c ---- */
 

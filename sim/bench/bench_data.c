@@ -68,6 +68,11 @@ static void json_header(const sim_bench *b, FILE *f)
                    "\"watch_notifications\":\"zk_sum_node_*_watch_count of every server\"}",
                 b->zk_version, b->ens.nodes, SIM_ENSEMBLE_TICK_MS, SIM_BENCH_ZK_SLICE_MS,
                 SIM_BENCH_ZK_WARM_MS, SIM_BENCH_ZK_PAIRS);
+    if (b->mdb.srv.pid > 0)
+        fprintf(f, ",\"mariadb\":{\"version\":\"%s\",\"innodb_flush_log_at_trx_commit\":%s,"
+                   "\"slice_ms\":%d,\"capture_pairs\":%d,\"round_trips\":\"Com_insert, "
+                   "Com_update, Com_select and Com_delete of SHOW GLOBAL STATUS\"}",
+                b->mdb_version, b->mdb_flush, SIM_BENCH_MDB_SLICE_MS, SIM_BENCH_MDB_PAIRS);
     fprintf(f, "}\n");
 }
 
@@ -87,7 +92,7 @@ static void json_run(const sim_bench *b, int run, int s, FILE *f)
         fprintf(f, "]");
     }
     fprintf(f, "],\"round_trips_per_pair\":%d,", sr->pair.n);
-    if (sim_bench_zookeeper(s))
+    if (sim_bench_zookeeper(s) || sim_bench_mariadb(s))
         fprintf(f, "\"commands_per_pair\":null,\"requests_seen_per_pair\":%.2f,",
                 sr->requests_seen);
     else
@@ -110,6 +115,8 @@ static void json_run(const sim_bench *b, int run, int s, FILE *f)
     if (sim_bench_zookeeper(s))
         fprintf(f, "\"commands\":null,\"sessions\":%lld,\"watch_notifications\":%lld,",
                 sr->sessions, sr->watches);
+    else if (sim_bench_mariadb(s))
+        fprintf(f, "\"commands\":null,\"sessions\":%lld,", sr->sessions);
     else
         fprintf(f, "\"commands\":%lld,", sr->commands);
     fprintf(f, "\"busy\":%ld,\"errors\":%ld}\n", sr->busy, sr->errors);

@@ -45,13 +45,19 @@ static void lock_name(int stage, char *out, size_t len)
 }
 
 /* Where the stage's clients find the lock's servers: the first of the
- * bench's Redis nodes, or the ensemble; an uncontended ZooKeeper client
- * gets one follower as its ensemble, the server the replay talks to. */
+ * bench's Redis nodes, the ensemble, or the MariaDB server (with the
+ * run's password); an uncontended ZooKeeper client gets one follower as
+ * its ensemble, the server the replay talks to. */
 static void fill_nodes(sim_bench *b, sim_control *ctl, int stage, int kind)
 {
     int i;
 
     ctl->nodes = sim_stage_get(stage)->masters;
+    if (sim_bench_mariadb(stage)) {
+        snprintf(ctl->password, sizeof(ctl->password), "%s", b->mdb.password);
+        atomic_store(&ctl->node_port[0], b->mdb.srv.port);
+        return;
+    }
     if (sim_bench_zookeeper(stage) && kind == SIM_PLAN_BENCH_SOLO) {
         ctl->nodes = 1;
         atomic_store(&ctl->node_port[0], b->ens.port + b->zk_follower);
@@ -202,79 +208,26 @@ static int capture_zk(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr
     return 0;
 }
 
+/* A MariaDB stage's pair is written down (bench_mdb.c) and checked as a
+ * ZooKeeper stage's is, against what the server counted: one warm pair
+ * first (v12's table and row), then SIM_BENCH_MDB_PAIRS on one connection. */
+static int capture_mdb(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
+{
+    char name[SIM_LOCK_NAME_LEN];
+    sim_bench_mdb_count before, after, d;
+
+    lock_name(stage, name, sizeof(name));
+    if (sim_bench_mdb_pair(stage, name, &sr->pair, errstr, len) != 0 ||
+        run_pairs(b, stage, 1, errstr, len) != 0 ||
+        sim_bench_mdb_counts(b, &before, errstr, len) != 0 ||
+        run_pairs(b, stage, SIM_BENCH_MDB_PAIRS, errstr, len) != 0 ||
+        sim_bench_mdb_counts(b, &after, errstr, len) != 0)
+        return -1;
+    sim_bench_mdb_delta(&before, &after, &d);
+    return sim_bench_mdb_check(&sr->pair, &d, SIM_BENCH_MDB_PAIRS, sr, errstr, len);
+}
+
 /* ---- limit: the commands alone ----------------------------------------------------- */
-
-/* What the replay sends on: a connection per node (Redis), or one
- * ZooKeeper session (zk.zh set). */
-typedef struct lines {
-    redisContext *c[SIM_NODES_MAX];
-    int n;
-    sim_bench_zk zk;
-} lines;
-
-/* One command on every line: written to all of them first (nothing is
- * sent until the first read flushes each), then each one's reply. */
-static int replay_command(lines *ls, const sim_bench_command *cmd, char *errstr, size_t len)
-{
-    redisReply *r;
-    int i, rc = 0;
-
-    for (i = 0; i < ls->n; i++) {
-        if (redisAppendCommandArgv(ls->c[i], cmd->argc, (const char **)cmd->argv,
-                                   cmd->len) != REDIS_OK)
-            return sim_error(errstr, len, "replaying %s: out of memory", cmd->argv[0]);
-    }
-    for (i = 0; i < ls->n; i++) {
-        int done = 0;
-
-        while (!done && redisBufferWrite(ls->c[i], &done) == REDIS_OK)
-            ;
-    }
-    for (i = 0; i < ls->n; i++) {
-        r = NULL;
-        if (redisGetReply(ls->c[i], (void **)&r) != REDIS_OK || r->type == REDIS_REPLY_ERROR)
-            rc = rc ? rc : sim_error(errstr, len, "replaying %s: %s", cmd->argv[0],
-                                     r == NULL ? ls->c[i]->errstr : r->str);
-        freeReplyObject(r);
-    }
-    return rc;
-}
-
-/* One pass over the pair's commands; each one's time added to ns[]. */
-static int replay_once(lines *ls, const sim_bench_pair *t, int64_t *ns,
-                       char *errstr, size_t len)
-{
-    int i;
-
-    if (ls->zk.zh != NULL)
-        return sim_bench_zk_replay(&ls->zk, t, ns, errstr, len);
-    for (i = 0; i < t->n; i++) {
-        int64_t start = sim_now_ns();
-        int rc = replay_command(ls, &t->cmd[i], errstr, len);
-
-        ns[i] += sim_now_ns() - start;
-        if (rc != 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* The pair replayed for ms: pairs done, their time, each command's. */
-static int replay(lines *ls, const sim_bench_pair *t, long ms, long long *pairs,
-                  int64_t *elapsed, int64_t *ns, char *errstr, size_t len)
-{
-    int64_t start = sim_now_ns(), end = start;
-
-    *pairs = 0;
-    while (end - start < ms * 1000000LL) {
-        if (replay_once(ls, t, ns, errstr, len) != 0)
-            return -1;
-        ++*pairs;
-        end = sim_now_ns();
-    }
-    *elapsed = end - start;
-    return 0;
-}
 
 /* Each slice's rates, and the time each command took in all of them. */
 typedef struct slices {
@@ -286,13 +239,13 @@ typedef struct slices {
 } slices;
 
 /* A slice of the replay, then as many pairs through the stage. */
-static int slice(lines *ls, sim_fleet *f, const sim_bench_pair *t, long ms,
+static int slice(sim_bench_lines *ls, sim_fleet *f, const sim_bench_pair *t, long ms,
                  slices *sl, char *errstr, size_t len)
 {
     long long pairs;
     int64_t replay_ns, stage_ns;
 
-    if (replay(ls, t, ms, &pairs, &replay_ns, sl->cmd_ns, errstr, len) != 0 ||
+    if (sim_bench_replay(ls, t, ms, &pairs, &replay_ns, sl->cmd_ns, errstr, len) != 0 ||
         batch(f, pairs, &stage_ns, errstr, len) != 0)
         return -1;
     sl->replay[sl->n] = pairs / seconds(replay_ns);
@@ -301,31 +254,6 @@ static int slice(lines *ls, sim_fleet *f, const sim_bench_pair *t, long ms,
     sl->n++;
     sl->pairs += pairs;
     return 0;
-}
-
-/* The replay's connections: one per node of a Redis stage, or one
- * session to the follower the stage's uncontended client talks to. */
-static int lines_open(sim_bench *b, int stage, lines *ls, char *errstr, size_t len)
-{
-    memset(ls, 0, sizeof(*ls));
-    if (sim_bench_zookeeper(stage))
-        return sim_bench_zk_open(&ls->zk, b->ens.port + b->zk_follower,
-                                 SIM_BENCH_ZK_TIMEOUT_MS, errstr, len);
-    for (ls->n = 0; ls->n < sim_stage_get(stage)->masters; ls->n++) {
-        ls->c[ls->n] = sim_server_connect(&b->cl.node[ls->n], SIM_BENCH_TIMEOUT_MS, errstr, len);
-        if (ls->c[ls->n] == NULL)
-            return -1;
-    }
-    return 0;
-}
-
-static void lines_close(lines *ls)
-{
-    int i;
-
-    for (i = 0; i < ls->n; i++)
-        redisFree(ls->c[i]);
-    sim_bench_zk_close(&ls->zk);
 }
 
 /* The limit and the stage in alternating slices: the commands replayed
@@ -338,14 +266,15 @@ static int uncontended(sim_bench *b, int stage, sim_bench_stage *sr, char *errst
 {
     int zk = sim_bench_zookeeper(stage), i, rc;
     long warm_ms = zk ? SIM_BENCH_ZK_WARM_MS : SIM_BENCH_WARM_MS;
-    long slice_ms = zk ? SIM_BENCH_ZK_SLICE_MS : SIM_BENCH_SLICE_MS;
-    lines ls;
+    long slice_ms = zk ? SIM_BENCH_ZK_SLICE_MS
+                    : sim_bench_mariadb(stage) ? SIM_BENCH_MDB_SLICE_MS : SIM_BENCH_SLICE_MS;
+    sim_bench_lines ls;
     slices sl;
     sim_fleet f;
 
     memset(&sl, 0, sizeof(sl));
     memset(&f, 0, sizeof(f));
-    rc = lines_open(b, stage, &ls, errstr, len);
+    rc = sim_bench_lines_open(b, stage, &ls, errstr, len);
     if (rc == 0)
         rc = solo_start(b, &f, stage, errstr, len);
     if (rc == 0)
@@ -356,7 +285,7 @@ static int uncontended(sim_bench *b, int stage, sim_bench_stage *sr, char *errst
     if (rc == 0)
         rc = sim_fleet_stop(&f, JOIN_TIMEOUT_MS, errstr, len);
     sim_fleet_end(&f);
-    lines_close(&ls);
+    sim_bench_lines_close(&ls);
     if (rc != 0)
         return -1;
     sr->fig[SIM_BENCH_LIMIT] = sim_tally_median(sl.replay, sl.n);
@@ -408,12 +337,15 @@ static int analyse(const sim_fleet *f, int64_t go, int64_t stop, sim_bench_stage
  * fast enough to fill the history (four events per acquisition) gets a
  * shorter window; the rates are per second of the window it got. The
  * servers start counting before go: Redis's SLOWLOG logs from an empty
- * log, a ZooKeeper ensemble's counters are read into *zk. */
-static int window(sim_bench *b, int stage, sim_fleet *f, sim_mntr *zk, int64_t *go,
-                  int64_t *stop, char *errstr, size_t len)
+ * log, a ZooKeeper ensemble's counters are read into *zk, MariaDB's
+ * into *mdb. */
+static int window(sim_bench *b, int stage, sim_fleet *f, sim_mntr *zk,
+                  sim_bench_mdb_count *mdb, int64_t *go, int64_t *stop, char *errstr,
+                  size_t len)
 {
-    if (sim_bench_zookeeper(stage) ? sim_bench_zk_counts(b, zk, errstr, len) != 0
-                                   : sim_bench_slowlog_on(b, errstr, len) != 0)
+    if (sim_bench_mariadb(stage) ? sim_bench_mdb_counts(b, mdb, errstr, len) != 0
+        : sim_bench_zookeeper(stage) ? sim_bench_zk_counts(b, zk, errstr, len) != 0
+                                     : sim_bench_slowlog_on(b, errstr, len) != 0)
         return -1;
     *go = sim_fleet_go_all(f);
     while (sim_now_ns() - *go < SIM_BENCH_WINDOW_MS * 1000000LL &&
@@ -457,14 +389,31 @@ static int zk_counts(sim_bench *b, sim_bench_stage *sr, const sim_mntr *before,
     return 0;
 }
 
+/* What MariaDB counted since *before: the lock's statements, and the
+ * connections the clients opened. */
+static int mdb_counts(sim_bench *b, sim_bench_stage *sr, const sim_bench_mdb_count *before,
+                      char *errstr, size_t len)
+{
+    sim_bench_mdb_count after, d;
+
+    if (sim_bench_mdb_counts(b, &after, errstr, len) != 0)
+        return -1;
+    sim_bench_mdb_delta(before, &after, &d);
+    sr->round_trips = d.statements;
+    sr->sessions = d.connections;
+    return 0;
+}
+
 /* Per acquisition: requests, commands run (Redis), and the waiters woken
  * per unlock message (Redis) or per release (ZooKeeper: each acquisition
- * is released once). */
+ * is released once). A MariaDB waiter polls: no one is woken. */
 static void per_acquisition(int stage, sim_bench_stage *sr)
 {
     double acq = sr->acquisitions > 0 ? (double)sr->acquisitions : NAN;
 
     sr->fig[SIM_BENCH_RTT_ACQ] = sr->round_trips / acq;
+    if (sim_bench_mariadb(stage))
+        return;
     if (sim_bench_zookeeper(stage)) {
         sr->fig[SIM_BENCH_DELIVERED] = sr->watches / acq;
         return;
@@ -477,21 +426,23 @@ static void per_acquisition(int stage, sim_bench_stage *sr)
  * did, lost updates aside. */
 static int contended(sim_bench *b, int stage, sim_bench_stage *sr, char *errstr, size_t len)
 {
-    int zk = sim_bench_zookeeper(stage), rc;
+    int zk = sim_bench_zookeeper(stage), mdb = sim_bench_mariadb(stage), rc;
     sim_mntr zk_before;
+    sim_bench_mdb_count mdb_before;
     long long before = 0;
     int64_t go = 0, stop = 0;
     sim_fleet f;
 
     if (sim_resource_set(b->res, SIM_COUNTER_KEY, 0, errstr, len) != 0 ||
-        (!zk && sim_bench_commandstats(b, &before, errstr, len) != 0))
+        (!zk && !mdb && sim_bench_commandstats(b, &before, errstr, len) != 0))
         return -1;
     rc = fleet_start(b, &f, stage, SIM_PLAN_BENCH_RMW, SIM_BENCH_CONTENDERS, errstr, len);
     if (rc == 0)
-        rc = window(b, stage, &f, &zk_before, &go, &stop, errstr, len);
+        rc = window(b, stage, &f, &zk_before, &mdb_before, &go, &stop, errstr, len);
     if (rc == 0)
-        rc = zk ? zk_counts(b, sr, &zk_before, errstr, len)
-                : redis_counts(b, sr, before, errstr, len);
+        rc = mdb ? mdb_counts(b, sr, &mdb_before, errstr, len)
+             : zk ? zk_counts(b, sr, &zk_before, errstr, len)
+                  : redis_counts(b, sr, before, errstr, len);
     if (rc == 0 &&
         (rc = sim_resource_get(b->res, SIM_COUNTER_KEY, &sr->counter, errstr, len)) == 0)
         rc = analyse(&f, go, stop, sr, errstr, len);
@@ -523,18 +474,23 @@ static int reset(sim_bench *b, int scripts, char *errstr, size_t len)
 static int measure(sim_bench *b, int run, int stage, sim_bench_stage *sr,
                    char *errstr, size_t len)
 {
-    /* A ZooKeeper stage's nodes go with their sessions: nothing to reset. */
-    int zk = sim_bench_zookeeper(stage);
+    /* A ZooKeeper stage's nodes go with their sessions: nothing to reset;
+     * a MariaDB stage's table goes before its capture. */
+    int redis = !sim_bench_zookeeper(stage) && !sim_bench_mariadb(stage);
 
     sim_bench_progress(b, run, stage, "capture");
-    if (zk ? capture_zk(b, stage, sr, errstr, len) != 0
-           : reset(b, 1, errstr, len) != 0 || capture(b, stage, &sr->pair, errstr, len) != 0)
+    if (redis && (reset(b, 1, errstr, len) != 0 || capture(b, stage, &sr->pair, errstr, len) != 0))
+        return -1;
+    if (sim_bench_zookeeper(stage) && capture_zk(b, stage, sr, errstr, len) != 0)
+        return -1;
+    if (sim_bench_mariadb(stage) &&
+        (sim_bench_mdb_reset(b, errstr, len) != 0 || capture_mdb(b, stage, sr, errstr, len) != 0))
         return -1;
     sim_bench_progress(b, run, stage, "uncontended");
-    if ((!zk && reset(b, 0, errstr, len) != 0) || uncontended(b, stage, sr, errstr, len) != 0)
+    if ((redis && reset(b, 0, errstr, len) != 0) || uncontended(b, stage, sr, errstr, len) != 0)
         return -1;
     sim_bench_progress(b, run, stage, "contended");
-    if ((!zk && reset(b, 0, errstr, len) != 0) || contended(b, stage, sr, errstr, len) != 0)
+    if ((redis && reset(b, 0, errstr, len) != 0) || contended(b, stage, sr, errstr, len) != 0)
         return -1;
     return 0;
 }

@@ -151,8 +151,10 @@ int sim_bench_wanted(const sim_bench *b, int stage)
 {
     const sim_stage *s = sim_stage_get(stage);
 
-    /* It replays Redis commands or ZooKeeper requests: the stages on those. */
-    return s != NULL && (strcmp(s->server, "redis") == 0 || sim_bench_zookeeper(stage)) &&
+    /* It replays Redis commands, ZooKeeper requests or MariaDB statements:
+     * the stages on those. */
+    return s != NULL && (strcmp(s->server, "redis") == 0 || sim_bench_zookeeper(stage) ||
+                         sim_bench_mariadb(stage)) &&
            (b->only_stage == 0 || b->only_stage == stage);
 }
 
@@ -200,17 +202,36 @@ static const char *pair_text(const sim_bench_pair *p, int stage, char *buf, size
     return buf;
 }
 
-/* The ensemble's lines: what it runs, and what it does not wait for. */
+/* The other servers' versions: the ensemble's and MariaDB's. */
+static void print_versions(const sim_bench *b, FILE *f)
+{
+    if (b->ens.nodes > 0)
+        fprintf(f, "          ZooKeeper %s, an ensemble of %d (tickTime %d ms), C client %s\n",
+                b->zk_version, b->ens.nodes, SIM_ENSEMBLE_TICK_MS, ZOO_VERSION);
+    if (b->mdb.srv.pid > 0)
+        fprintf(f, "          MariaDB %s (InnoDB, binary log on), Connector/C %s\n",
+                b->mdb_version, mysql_get_client_info());
+}
+
+/* The ensemble's line: what it does not wait for. */
 static void print_zookeeper(const sim_bench *b, FILE *f)
 {
     if (b->ens.nodes == 0)
         return;
-    fprintf(f, "          ZooKeeper %s, an ensemble of %d (tickTime %d ms), C client %s\n",
-            b->zk_version, b->ens.nodes, SIM_ENSEMBLE_TICK_MS, ZOO_VERSION);
     fprintf(f, "disk      ZooKeeper runs with forceSync=no: a write is acknowledged once a majority\n"
                "          of the servers wrote it to their log file, in memory, not fsynced to disk\n"
                "          (with an fsync each write would wait for a majority's disk); the Redis\n"
                "          servers persist nothing\n");
+}
+
+/* The MariaDB server's line: what a commit waits for. */
+static void print_mariadb(const sim_bench *b, FILE *f)
+{
+    if (b->mdb.srv.pid <= 0)
+        return;
+    fprintf(f, "disk      MariaDB: innodb_flush_log_at_trx_commit=%s%s\n", b->mdb_flush,
+            strcmp(b->mdb_flush, "1") == 0 ? " (its default): each commit, each statement\n"
+            "          that changes a row here, waits until its log is flushed to disk" : "");
 }
 
 static void print_header(const sim_bench *b, FILE *f)
@@ -220,7 +241,9 @@ static void print_header(const sim_bench *b, FILE *f)
     fprintf(f, "machine   %d CPU%s; %s\n", b->ncpu, b->ncpu == 1 ? "" : "s", b->pinning);
     fprintf(f, "software  redis-server %s, hiredis %d.%d.%d; lock and resource servers on TCP loopback\n",
             b->redis_version, HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
+    print_versions(b, f);
     print_zookeeper(b, f);
+    print_mariadb(b, f);
     fprintf(f, "date      %s\n", b->date);
     if (b->load[0] >= 0)
         fprintf(f, "load      %.2f %.2f %.2f (1, 5, 15 min) at the start: other work on the machine\n"
@@ -254,6 +277,12 @@ static void print_uncontended(const sim_bench *b, FILE *f)
                    "the stage's client: mntr), replayed synchronously on one session of the C\n"
                    "client; the replay and the stage's client both talk to one follower; %d ms\n"
                    "slices. No cmds: a request is one operation.\n", SIM_BENCH_ZK_SLICE_MS);
+    if (b->mdb.srv.pid > 0)
+        fprintf(f, "MariaDB: the statements its lock.c sends (as many of each kind as the server\n"
+                   "counted from the stage's client: SHOW GLOBAL STATUS), replayed on one\n"
+                   "connection of Connector/C, each answer checked (the lock taken and given\n"
+                   "back); %d ms slices. No cmds: a statement is one request.\n",
+                SIM_BENCH_MDB_SLICE_MS);
     fprintf(f, "%-*s %-29s %4s  %-14s %-14s %s\n", NAME_W, "stage", "round trips per pair",
             "cmds", "limit pairs/s", "stage pairs/s", "ratio");
     for (s = 1; s <= SIM_STAGES; s++) {
@@ -262,7 +291,8 @@ static void print_uncontended(const sim_bench *b, FILE *f)
 
         if (!sim_bench_wanted(b, s))
             continue;
-        snprintf(cmds, sizeof(cmds), sim_bench_zookeeper(s) ? "-" : "%d", p->n + p->internal);
+        snprintf(cmds, sizeof(cmds), sim_bench_zookeeper(s) || sim_bench_mariadb(s) ? "-" : "%d",
+                 p->n + p->internal);
         fprintf(f, "%-*s %-29s %4s  %-14s %-14s %s\n", NAME_W, sim_stage_name(s),
                 pair_text(p, s, trips, sizeof(trips)), cmds,
                 run_cell(b, s, SIM_BENCH_LIMIT, 'g', c1, sizeof(c1)),
@@ -372,6 +402,10 @@ static void cost_words(const sim_bench *b, FILE *f)
                    "%d ms idle, a third of its timeout: a wait max below that means none);\n"
                    "woken: watch notifications the servers sent (zk_sum_node_*_watch_count) per\n"
                    "release.\n", SIM_BENCH_LEASE_MS / 3);
+    if (b->mdb.srv.pid > 0)
+        fprintf(f, "MariaDB: round trips: the INSERTs, UPDATEs, SELECTs and DELETEs the server\n"
+                   "counted (SHOW GLOBAL STATUS's Com_*; v12's CREATE TABLE at each connection\n"
+                   "left out); a waiter polls: no one is woken.\n");
 }
 
 static void wait_words(const sim_bench *b, FILE *f)
