@@ -1,6 +1,7 @@
 #!/bin/sh
 # lessons.sh: each stage's lock.c holds its lesson, and what every stage
-# of one kind of server shares is in plumbing/<server>.c (make test runs
+# of one kind of server shares is in its plumbing (tools/plumbing.sh's
+# files: plumbing/<server>.c and its kin; make test runs
 # it in make layout-test). No compiler checks this: a lock.c that takes
 # plumbing back in still builds and passes its tests.
 #
@@ -63,7 +64,7 @@ echo "$stages" | {
         lines=$(wc -l <"$f")
         max=$(ceiling "$n")
         [ "$lines" -le "$max" ] ||
-            fail "$f has $lines lines, over its $max: move what every $kind stage shares to plumbing/$kind.c, keep the lesson"
+            fail "$f has $lines lines, over its $max: move what every $kind stage shares to its plumbing ($(tools/plumbing.sh "$kind" | paste -sd ' ' -)), keep the lesson"
         first=$(echo "$firsts" | sed -n "s/^$kind //p")
         if [ -z "$first" ]; then
             firsts="$firsts
@@ -74,7 +75,7 @@ $kind $f"
         checks=$((checks + 1))
         same=$(shared "$first" "$f")
         [ "$same" -le $SHARED_MAX ] ||
-            fail "$f shares $same code lines with $first, over $SHARED_MAX: what both repeat belongs in plumbing/$kind.c"
+            fail "$f shares $same code lines with $first, over $SHARED_MAX: what both repeat belongs in the $kind plumbing"
         [ $verbose = 1 ] && echo "  $dir: $lines lines (of $max), $same code lines shared with $first"
     done
     echo "lessons-test: $((checks - failed)) passed, $failed failed"
