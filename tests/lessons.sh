@@ -7,12 +7,7 @@
 #
 #   lines   a lock.c has at most its ceiling of lines: the first Redis
 #           stage (v1) 90, v2 to v5 150, the first ZooKeeper stage (v10)
-#           250, v9 600, any other 500. v9 is v6's whole lesson (453
-#           lines: the hash and its scripts, the watchdog, the pub/sub
-#           wait) with Redisson's fair queue on top (about 140 lines):
-#           under 500 only with v6's watchdog moved into a file of its
-#           own in v6, v7 and v9, which the exercises, the grader and
-#           make diff's parts do not handle yet
+#           250, any other 500
 #   shared  a stage's lock.c shares at most 40 code lines with its kind's
 #           first stage's (v1's for Redis, v10's for ZooKeeper): the lines
 #           diff finds unchanged, less blank lines, comments, #include
@@ -38,7 +33,6 @@ ceiling() {
         1) echo 90 ;;
         2|3|4|5) echo 150 ;;
         10) echo 250 ;;
-        9) echo 600 ;;
         *) echo 500 ;;
     esac
 }
