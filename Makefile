@@ -192,12 +192,18 @@ deps:
 
 # ---- stages ------------------------------------------------------------
 # A stage's plumbing: what every stage of one kind of server shares (the
-# connection, errors, config checks, the wait loop), written once in
-# plumbing/<server>.c and compiled with each stage of that kind against
-# the stage's own lock.h, so that a stage builds from its folder and its
-# kind's plumbing alone. A kind without a plumbing file yet has none.
+# connection, errors, config checks, the wait loop), written once and
+# compiled with each stage of that kind against the stage's own lock.h,
+# so that a stage builds from its folder and its kind's plumbing alone.
+# Which files are a kind's plumbing, tools/plumbing.sh says (its rule:
+# plumbing/<server>.h, .c and the <server>_*.c without a header of their
+# own); each becomes $(BUILD)/vN/plumbing/<file>.o. A kind without a
+# plumbing header has none.
 PLUMBING_HDRS := $(wildcard plumbing/*.h)
-stage_plumbing = $(wildcard plumbing/$(call stage_server,$(1)).c)
+$(foreach k,$(sort $(foreach s,$(STAGE_SERVERS),$(word 2,$(subst :, ,$(s))))),\
+  $(eval PLUMBING_$(k) := $(filter %.c,$(shell tools/plumbing.sh $(k)))))
+stage_plumbing = $(PLUMBING_$(call stage_server,$(1)))
+stage_plumbing_objs = $(patsubst plumbing/%.c,$(BUILD)/v$(1)/plumbing/%.o,$(call stage_plumbing,$(1)))
 
 # One template per stage: its lock objects, its test runner, its client.
 define STAGE_RULES
@@ -205,7 +211,7 @@ $(BUILD)/v$(1)/%.o: $(call stage_dir,$(1))/%.c $(call stage_dir,$(1))/lock.h $(P
 	@mkdir -p $$(@D)
 	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
 
-$(BUILD)/v$(1)/plumbing.o: $(call stage_plumbing,$(1)) $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
+$(BUILD)/v$(1)/plumbing/%.o: plumbing/%.c $(call stage_dir,$(1))/lock.h $(PLUMBING_HDRS)
 	@mkdir -p $$(@D)
 	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(call stage_dir,$(1)) -Iplumbing -c $$< -o $$@
 
@@ -214,7 +220,7 @@ $(BUILD)/v$(1)/t-%.o: tests/%.c $(wildcard tests/*.h) $(SIM_HDRS)
 	$(Q)$$(CC) $$(CFLAGS) $(ZK_CFLAGS) -DSTAGE=$(1) -DSRCDIR='"$(CURDIR)"' -I$(call stage_dir,$(1)) -Iplumbing $(SIM_INC) -Itests -c $$< -o $$@
 
 STAGE_OBJS_$(1) := $$(patsubst $(call stage_dir,$(1))/%.c,$(BUILD)/v$(1)/%.o,$$(wildcard $(call stage_dir,$(1))/*.c)) \
-                   $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
+                   $(call stage_plumbing_objs,$(1))
 
 $(BUILD)/v$(1)/tests: $$(STAGE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $$(if $$(filter sim/client/client_main.c,$$(SIM_CLIENT_SRCS)),$(BUILD)/v$(1)/client)
 	@$(say) "build  $(call stage_dir,$(1)): its contract suite and matrix row, $$@"
@@ -281,7 +287,7 @@ define GRADE_RULES
 $(GRADE_DIR)/v$(1)/lock.o: $(GRADE_DIR)/v$(1)/lock.c $(GRADE_DIR)/v$(1)/lock.h $(PLUMBING_HDRS)
 	$(Q)$$(CC) $$(CFLAGS) $(call stage_cflags,$(1)) -I$(GRADE_DIR)/v$(1) -Iplumbing -c $$< -o $$@
 
-GRADE_OBJS_$(1) := $(GRADE_DIR)/v$(1)/lock.o $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
+GRADE_OBJS_$(1) := $(GRADE_DIR)/v$(1)/lock.o $(call stage_plumbing_objs,$(1))
 
 $(GRADE_DIR)/v$(1)/client: $$(GRADE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(GRADE_DIR)/$(notdir $(SIM_SHIM)) \
     $(GRADE_DIR)/$(notdir $(ZK_CLASS_DATA))
@@ -290,7 +296,7 @@ $(GRADE_DIR)/v$(1)/client: $$(GRADE_OBJS_$(1)) $$(SIM_CLIENT_OBJS_$(1)) | $(GRAD
 
 .PHONY: grade-prereqs-v$(1)
 grade-prereqs-v$(1): $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $$(SIM_CLIENT_OBJS_$(1)) \
-    $(ZK_CLASS_DATA) $(MARIADB_DATA) $(if $(call stage_plumbing,$(1)),$(BUILD)/v$(1)/plumbing.o)
+    $(ZK_CLASS_DATA) $(MARIADB_DATA) $(call stage_plumbing_objs,$(1))
 	@:
 
 $(GRADE_DIR)/v$(1)/tests: $$(GRADE_OBJS_$(1)) $$(TEST_STAGE_SRCS:tests/%.c=$(BUILD)/v$(1)/t-%.o) $$(SIM_LIB_OBJS) $$(TEST_BENCH_OBJS) $(GRADE_DIR)/v$(1)/client

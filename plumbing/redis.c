@@ -83,8 +83,7 @@ void redis_disconnect(dlock *l, int node)
 
     redisFree(b->c[node]);
     b->c[node] = NULL;
-    if (b->on_disconnect != NULL)
-        b->on_disconnect(l, node);
+    redis_drop_sub(l);
 }
 
 /* A replica refuses writes with READONLY: a failover demoted this server,
@@ -495,6 +494,7 @@ void redis_free(dlock *l)
     b = base(l);
     for (i = 0; i < REDIS_MAX_NODES; i++)
         redisFree(b->c[i]);
+    redis_drop_sub(l);
     pthread_mutex_destroy(&b->mu);
     free(b->key);
     free(l);

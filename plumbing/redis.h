@@ -6,7 +6,8 @@
  * after an I/O error, READONLY, MOVED or ASK, so that the next call asks
  * the provider again; the error string; the config checks; the handle's
  * mutex; the wait loop and its clock; a script sent by its SHA; one
- * command to several nodes at once.
+ * command to several nodes at once; a waiter's pub/sub connection
+ * (redis_wait.c).
  *
  * A Redis stage's struct dlock begins with a redis_base named r:
  *
@@ -55,9 +56,13 @@ typedef struct redis_base {
     char errstr[DLOCK_ERRSTR_LEN];  /* why the last call failed, "" if none */
     pthread_mutex_t mu;             /* one thread at a time on c and errstr:
                                      * threads may share a handle */
-    void (*on_disconnect)(dlock *l, int node); /* NULL, or what a stage that
-                                     * keeps more connections to a node (a
-                                     * waiter's pub/sub) drops with it */
+    redisContext *sub;              /* a waiter's pub/sub connection, kept
+                                     * between waits; NULL while one is in use */
+    char *listening;                /* the channel sub stays subscribed to;
+                                     * NULL: none (redis_wait.c) */
+    int stay_subscribed;            /* a stage's init sets it when a wait
+                                     * ends still subscribed: a channel that
+                                     * only wakes this waiter stays quiet */
 } redis_base;
 
 /* A Lua script and the SHA1 of its text (sha1sum): EVALSHA sends these 40
@@ -121,7 +126,8 @@ redisReply *redis_eval(dlock *l, const redis_script *s, const char *fmt, ...);
 redisContext *redis_connection(dlock *l, int node, char *why, size_t len);
 
 /* Drops node's connection: the next call asks the provider for a new one.
- * Then calls the stage's on_disconnect, when it set one. */
+ * A waiter's kept pub/sub connection goes with it (redis_drop_sub), so
+ * that the next wait subscribes where the next commands go. */
 void redis_disconnect(dlock *l, int node);
 
 /* 1 when an error reply means this connection must go (see redis.c). */
@@ -175,6 +181,43 @@ void redis_sleep_ms(long ms);
 /* The time ms from now (for pthread_cond_timedwait on a monotonic
  * condition, or as a start for redis_elapsed_ms when ms is 0). */
 struct timespec redis_deadline_after(long ms);
+
+/* ---- waiting without polling (redis_wait.c) -------------------------------- */
+
+/* redis_error from a thread that does not hold the handle's mutex: takes
+ * it. "what: why" in errstr; returns DLOCK_ERR. */
+int redis_fail(dlock *l, const char *what, const char *why);
+
+/* Subscribes a waiter to channel, on the connection the last wait kept
+ * (redis_unsubscribe) or on a new one from the provider, as after a
+ * failed command: the kept one may have died since. *kept (when kept is
+ * not NULL) is 1 when the kept one still listens to this very channel:
+ * then nothing is sent. One that listens to another channel leaves it
+ * first. NULL with errstr set on failure. Needs no mutex; the connection
+ * is the caller's until it hands it back (redis_unsubscribe). */
+redisContext *redis_subscribe(dlock *l, const char *channel, int *kept);
+
+/* Ends a wait: sends UNSUBSCRIBE without waiting for its answer (the next
+ * redis_subscribe reads past it) and keeps the connection for the next
+ * wait, so that a contended acquire costs no new TCP connection. A handle
+ * whose stay_subscribed is set sends nothing: the connection stays on
+ * channel, and the next wait on it sends nothing either (*kept). NULL is
+ * ok. Needs no mutex. */
+void redis_unsubscribe(dlock *l, redisContext *sub, const char *channel);
+
+/* Closes the kept pub/sub connection (redis_disconnect and redis_free
+ * call it). Call with the handle's mutex held. */
+void redis_drop_sub(dlock *l);
+
+/* Waits up to ms for one message on sub, and reads it. A timeout is no
+ * failure: the caller tries again. A broken connection is closed and
+ * *sub set to NULL: the caller subscribes anew. */
+void redis_wait_message(redisContext **sub, long ms);
+
+/* Initializes a condition whose timed waits run on the monotonic clock
+ * (redis_deadline_after's): a wall-clock jump must not skip or delay a
+ * timed wake-up. */
+void redis_cond_init(pthread_cond_t *cond);
 
 /* ---- names ------------------------------------------------------------------ */
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # standalone.sh [N...]: each stage builds from its own folder and its kind's
 # plumbing, and nothing else (make test runs it in make cli-test). The
-# stage's folder and plumbing/<server>.c and .h are copied to an empty
-# directory, built there with cc against the server's client library, and
+# stage's folder and its kind's plumbing (tools/plumbing.sh) are copied to
+# an empty directory, built there with cc against the server's client library, and
 # linked with tests/standalone.c, which checks the handle without a server.
 # No stage may include another stage, or a file of sim/ or tests/.
 set -u
@@ -30,10 +30,10 @@ build() {
     w=$tmp/$n
     mkdir -p "$w/plumbing" && cp -R "$dir" "$w/" && cp tests/standalone.c "$w/" || exit 2
     plumb=""
-    for f in plumbing/"$kind".c plumbing/"$kind".h; do
-        [ -f "$f" ] && cp "$f" "$w/plumbing/"
+    for f in $(tools/plumbing.sh "$kind"); do
+        cp "$f" "$w/plumbing/" || exit 2
+        case $f in *.c) plumb="$plumb $f" ;; esac
     done
-    [ -f plumbing/"$kind".c ] && plumb=plumbing/$kind.c
     case $kind in
         redis) flags="-DREDIS_PLUMBING" libs="-lhiredis" ;;
         zookeeper) flags="-DTHREADED" libs="-lzookeeper_mt" ;;
@@ -44,7 +44,7 @@ build() {
     # shellcheck disable=SC2086 # flags and libs are lists of words
     if ! (cd "$w" && $CC $CFLAGS $flags -I"$dir" -Iplumbing -o check "$dir"/*.c \
               $plumb standalone.c $libs) >"$w/build.log" 2>&1; then
-        fail "$dir does not build from its folder and plumbing/$kind.* alone: $(head -3 "$w/build.log")"
+        fail "$dir does not build from its folder and its plumbing ($(tools/plumbing.sh "$kind" | paste -sd ' ' -)) alone: $(head -3 "$w/build.log")"
         return
     fi
     if ! (cd "$w" && timeout 60 ./check) >"$w/run.log" 2>&1; then

@@ -7,7 +7,7 @@
 #           git: lock.c as the stage N is built on has it (with part=K,
 #           that stage with parts 1 to K-1 of N's diff, the table of
 #           tools/stagediff.parts), the contract lock.h, the plumbing
-#           its kind of server shares (plumbing/<server>.h and .c), when
+#           its kind of server shares (tools/plumbing.sh), when
 #           there is one, and TASK.md (tools/task.sh): what to do and
 #           what grades it, without the solution. A workspace whose
 #           files differ from what it would write (the student's work)
@@ -68,8 +68,7 @@ cp "$dir/lock.h" "$tmp/$name/lock.h"
 server=$(sed -n "s/^SIM_STAGE($stage, *[^,]*, *[^,]*, *\([a-z]*\),.*/\1/p" sim/stages.def)
 kit=${PLUMBING:-plumbing}
 files="lock.c lock.h"
-for f in "$kit/$server.h" "$kit/$server.c"; do
-    [ -f "$f" ] || continue
+for f in $(sh tools/plumbing.sh "$server" "$kit"); do
     cp "$f" "$tmp/$name/" || exit 2
     files="$files ${f##*/}"
 done

@@ -6,8 +6,8 @@
 # lock.c: the stage's title, goal and bug from its README.md
 # (tools/task_readme.awk leaves the solution out), the owner token the
 # tests read (a stage whose lock checks the owner), the calls of the
-# kind's plumbing (the declarations of plumbing/<server>.h, when there is
-# one, each with the first sentence of its comment), the failpoints
+# kind's plumbing (tools/plumbing.sh's files; the declarations of its
+# header plumbing/<server>.h, when there is one, each with the first sentence of its comment), the failpoints
 # stage N's lock.c calls, named with the function and the commands they
 # sit between, the capabilities it adds from sim/stages.def, said as
 # sim/base/stage.h says them, the checks that judge them
@@ -141,12 +141,16 @@ fi
 
 kit=${PLUMBING:-plumbing}
 if [ -f "$kit/$server.h" ]; then
+    # Its files, named as a list: "`redis.h`, `redis.c` and `redis_wait.c`".
+    kitfiles=$(sh tools/plumbing.sh "$server" "$kit" | sed 's|.*/||; s|.*|`&`|' |
+        awk '{ a[NR] = $0 } END { for (i = 1; i <= NR; i++)
+                printf "%s%s", a[i], i == NR ? "" : i == NR - 1 ? " and " : ", " }')
     echo
     echo "## The plumbing you may call"
     echo
-    echo "\`$server.h\` and \`$server.c\`, beside your lock.c, are what every $server stage"
-    echo "shares; the grader compiles and links its own copy, so change neither. Your"
-    echo "lock.c may call:"
+    echo "$kitfiles, beside your lock.c, are what every $server stage shares; the"
+    echo "grader compiles and links its own copy, so change none of them. Your lock.c"
+    echo "may call:"
     echo
     # Each declaration of the header, with the first sentence of the
     # comment above it.

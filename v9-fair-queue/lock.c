@@ -31,11 +31,10 @@
  * place runs out.
  *
  * What every Redis stage shares (the connection, its errors, the config
- * checks, the mutex, the clock) is in plumbing/redis.c. */
+ * checks, the mutex, the clock, the pub/sub connection a waiter keeps) is
+ * in plumbing/redis.c and plumbing/redis_wait.c. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,9 +188,6 @@ struct dlock {
     int watching;                   /* the watchdog thread runs */
     int stopping;                   /* dlock_free asks the watchdog to end */
     int idle;                       /* the watchdog waits for a first hold */
-    redisContext *sub;              /* a waiter's pub/sub connection, kept
-                                     * between waits; NULL while one is in use */
-    char *listening;                /* the channel sub stays subscribed to */
 };
 
 /* The TTL the calling thread's last try was told, -1 if none: threads may
@@ -278,137 +274,6 @@ static int release(dlock *l)
     return DLOCK_OK;
 }
 
-/* Records an error from a thread that does not hold the handle's mutex. */
-static int fail(dlock *l, const char *what, const char *why)
-{
-    pthread_mutex_lock(&l->r.mu);
-    redis_error(l, "%s: %s", what, why);
-    pthread_mutex_unlock(&l->r.mu);
-    return DLOCK_ERR;
-}
-
-/* Whether a reply is the server's confirmation of a SUBSCRIBE. */
-static int is_subscribed(const redisReply *r)
-{
-    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-           r->element[0]->type == REDIS_REPLY_STRING &&
-           strcmp(r->element[0]->str, "subscribe") == 0;
-}
-
-/* Sends SUBSCRIBE on sub and reads up to the server's confirmation. What
- * the last wait left unread (its UNSUBSCRIBE's answer, messages about
- * earlier releases) comes before the confirmation and is skipped. 0, or
- * -1 when the connection failed (sub->errstr says why). */
-static int subscribe_on(redisContext *sub, const char *channel)
-{
-    redisReply *r = NULL;
-
-    if (redisAppendCommand(sub, "SUBSCRIBE %s", channel) != REDIS_OK)
-        return -1;
-    do {
-        freeReplyObject(r);
-        if (redisGetReply(sub, (void **)&r) != REDIS_OK)
-            return -1;
-    } while (!is_subscribed(r));
-    freeReplyObject(r);
-    return 0;
-}
-
-/* Subscribes a waiter to its own unlock channel, on the connection the
- * last wait kept or on a new one. *kept is 1 when the last wait left it
- * subscribed to this very channel: then it listened before our last try,
- * and nothing needs sending. A kept one of another thread's channel
- * leaves that first. The kept one may have died since (the server closed
- * it, or went away): then a new one from the provider, as after a failed
- * command. NULL with errstr set on failure. */
-static redisContext *subscribe(dlock *l, const char *channel, int *kept)
-{
-    char why[DLOCK_ERRSTR_LEN];
-    redisContext *sub;
-
-    pthread_mutex_lock(&l->r.mu);
-    sub = l->sub;
-    l->sub = NULL;
-    *kept = sub != NULL && l->listening != NULL && strcmp(l->listening, channel) == 0;
-    pthread_mutex_unlock(&l->r.mu);
-    if (*kept)
-        return sub;
-    if (sub != NULL && redisAppendCommand(sub, "UNSUBSCRIBE") == REDIS_OK &&
-        subscribe_on(sub, channel) == 0)
-        return sub;
-    redisFree(sub);
-    sub = redis_connect(l, 0, why, sizeof(why));
-    if (sub == NULL) {
-        fail(l, "subscribe", why);
-        return NULL;
-    }
-    if (subscribe_on(sub, channel) == 0)
-        return sub;
-    fail(l, "subscribe", sub->errstr);
-    redisFree(sub);
-    return NULL;
-}
-
-/* Ends a wait, still subscribed: the channel is ours alone, and only a
- * release that finds us first in the queue publishes on it, so it stays
- * quiet while we are not queued, and the next wait sends no SUBSCRIBE
- * (a message that came too late for this wait costs the next one a try).
- * The connection is kept for the next wait, so that a contended acquire
- * costs no new TCP connection. */
-static void unsubscribe(dlock *l, redisContext *sub, const char *channel)
-{
-    char *name;
-
-    if (sub == NULL)
-        return;
-    name = strdup(channel);
-    pthread_mutex_lock(&l->r.mu);
-    if (name != NULL && l->sub == NULL) {
-        l->sub = sub;
-        sub = NULL;
-        free(l->listening);
-        l->listening = name;
-        name = NULL;
-    }
-    pthread_mutex_unlock(&l->r.mu);
-    free(name);
-    redisFree(sub); /* out of memory, or another thread's wait kept one first */
-}
-
-/* The plumbing dropped the commands' connection: the kept pub/sub one goes
- * too, so that the next wait subscribes where the next commands go. */
-static void drop_sub(dlock *l, int node)
-{
-    (void)node;
-    redisFree(l->sub);
-    l->sub = NULL;
-    free(l->listening);
-    l->listening = NULL;
-}
-
-/* Waits up to ms for a message on the unlock channel. A timeout is no
- * failure: the TTL we were told has run out, so the caller tries again. A
- * broken connection is dropped (*sub = NULL): the caller subscribes anew. */
-static void wait_unlock(redisContext **sub, long ms)
-{
-    struct pollfd p = { (*sub)->fd, POLLIN, 0 };
-    void *reply = NULL;
-
-    /* An earlier read may have left a whole message in hiredis's buffer. */
-    if (redisReaderGetReply((*sub)->reader, &reply) == REDIS_OK && reply) {
-        freeReplyObject(reply);
-        return;
-    }
-    if (poll(&p, 1, ms < 1 ? 1 : ms > INT_MAX ? INT_MAX : (int)ms) <= 0)
-        return;
-    if (redisGetReply(*sub, &reply) != REDIS_OK) {
-        redisFree(*sub);
-        *sub = NULL;
-        return;
-    }
-    freeReplyObject(reply);
-}
-
 /* Renews the lease if the lock is still held through this handle. The
  * script checks the field, so a late renewal never revives a lock that was
  * released or lost. errstr belongs to the callers (lock.h): the watchdog
@@ -485,12 +350,7 @@ static void *watchdog(void *arg)
  * must not skip a renewal) and the watchdog thread. */
 static int start_watchdog(dlock *l)
 {
-    pthread_condattr_t attr;
-
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&l->wake, &attr);
-    pthread_condattr_destroy(&attr);
+    redis_cond_init(&l->wake);
     if (pthread_create(&l->watchdog, NULL, watchdog, l) != 0) {
         pthread_cond_destroy(&l->wake);
         return redis_error(l, "cannot start the watchdog thread");
@@ -518,7 +378,12 @@ static int init(dlock *l)
         return DLOCK_ERR;
     if (start_watchdog(l) != DLOCK_OK)
         return DLOCK_ERR;
-    l->r.on_disconnect = drop_sub;
+    /* A wait ends still subscribed: the channel is ours alone, and only a
+     * release that finds us first in the queue publishes on it, so it
+     * stays quiet while we are not queued, and the next wait sends no
+     * SUBSCRIBE (a message that came too late for this wait costs the
+     * next one a try). */
+    l->r.stay_subscribed = 1;
     return DLOCK_OK;
 }
 
@@ -539,7 +404,7 @@ int dlock_acquire(dlock *l)
     /* Our own channel: a release wakes the first waiter only. */
     owner_token(l, token, sizeof(token));
     if (asprintf(&mine, "%s:%s", l->channel, token) < 0)
-        return fail(l, "acquire", "out of memory");
+        return redis_fail(l, "acquire", "out of memory");
     while ((rc = redis_guarded(l, try_acquire)) == DLOCK_BUSY) {
         long left = l->r.cfg.wait_ms - redis_elapsed_ms(&start);
 
@@ -549,7 +414,7 @@ int dlock_acquire(dlock *l)
          * our last try and the subscription would go unheard. A wait
          * that was kept listening since the last one needs no new try. */
         if (sub == NULL) {
-            if ((sub = subscribe(l, mine, &kept)) == NULL) {
+            if ((sub = redis_subscribe(l, mine, &kept)) == NULL) {
                 rc = DLOCK_ERR;
                 break;
             }
@@ -558,9 +423,9 @@ int dlock_acquire(dlock *l)
         }
         /* No polling: sleep until the holder's unlock message, or until
          * the TTL we were told runs out (a holder that died sends none). */
-        wait_unlock(&sub, told_ttl_ms >= 0 && told_ttl_ms < left ? told_ttl_ms : left);
+        redis_wait_message(&sub, told_ttl_ms >= 0 && told_ttl_ms < left ? told_ttl_ms : left);
     }
-    unsubscribe(l, sub, mine);
+    redis_unsubscribe(l, sub, mine);
     free(mine);
     if (rc != DLOCK_OK && l->r.cfg.wait_ms > 0)
         redis_guarded(l, leave);
@@ -584,8 +449,6 @@ void dlock_free(dlock *l)
         pthread_join(l->watchdog, NULL);
         pthread_cond_destroy(&l->wake);
     }
-    redisFree(l->sub);
-    free(l->listening);
     free(l->channel);
     free(l->queue);
     free(l->timeout);
