@@ -149,7 +149,7 @@ ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfDat
 SIM_LIB_SRCS := $(call sim_srcs,base history checker servers play report html) \
                 $(wildcard sim/client/resource.c)
 SIM_CLIENT_SRCS := $(wildcard sim/client/*.c sim/history/history.c sim/history/control.c \
-                     sim/servers/observer.c sim/base/util.c sim/base/proc.c \
+                     sim/servers/observer.c sim/base/util.c sim/base/proc.c sim/base/password.c \
                      sim/base/stage.c)
 SIM_LIB_OBJS := $(SIM_LIB_SRCS:sim/%.c=$(BUILD)/sim/%.o)
 
@@ -431,10 +431,11 @@ sim-test: $(BUILD)/test_sim
 # A real ZooKeeper ensemble of three, as the simulator starts it: one
 # leader, the leader killed and replaced, a node restarted empty, no java
 # process or dir left behind, also after Ctrl-C, and a matrix's shared
-# ensemble, whose clocks a run may move.
+# ensemble, whose clocks a run may move; MariaDB's and Redis's servers let
+# in only the run's clients.
 SERVERS_TEST_OBJS := $(BUILD)/tests/run_servers.o $(BUILD)/tests/test_ensemble.o \
                      $(BUILD)/tests/zk_client.o $(BUILD)/tests/rundir.o $(BUILD)/tests/tcases.o \
-                     $(BUILD)/tests/test_mariadbd.o
+                     $(BUILD)/tests/test_mariadbd.o $(BUILD)/tests/test_redisd.o
 $(BUILD)/tests/test_ensemble.o $(BUILD)/tests/zk_client.o: CFLAGS += $(ZK_CFLAGS)
 
 $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA) $(MARIADB_DATA) $(SIM_SHIM)
@@ -444,7 +445,7 @@ $(BUILD)/test_servers: $(SERVERS_TEST_OBJS) $(SIM_LIB_OBJS) | $(ZK_CLASS_DATA) $
 .PHONY: servers-test
 servers-test: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/test_servers
-	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty, a shared one's clocks; a MariaDB primary and replica =="
+	@echo "== servers: a ZooKeeper ensemble of three, its leader killed, a node restarted empty, a shared one's clocks; a MariaDB primary and replica; Redis nodes, a replica and a sentinel that want the run's password =="
 	@$(BUILD)/test_servers
 
 # ---- the commands as a user types them (no Redis) -------------------------

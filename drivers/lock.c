@@ -15,7 +15,8 @@
  * starts this client for one library), one command that /bin/sh execs
  * there, with the config in its environment
  * (LOCKSTEP_HOST, _PORT, _NODES, _LOCK, _LEASE_MS, _WAIT_MS, _RETRY_MS,
- * _TIMEOUT_MS); it says `ready` once it is connected. It closes when its
+ * _TIMEOUT_MS, and _PASSWORD when the run's servers ask for one: in the
+ * environment, which only the driver's user can read); it says `ready` once it is connected. It closes when its
  * input does.
  *
  * The client makes itself the leader of a process group that the driver
@@ -108,6 +109,8 @@ static void exec_driver(const char *name, const dlock_config *cfg, int in, int o
     put_env("LOCKSTEP_WAIT_MS", cfg->wait_ms);
     put_env("LOCKSTEP_RETRY_MS", cfg->retry_ms);
     put_env("LOCKSTEP_TIMEOUT_MS", cfg->timeout_ms);
+    if (cfg->password != NULL)
+        setenv("LOCKSTEP_PASSWORD", cfg->password, 1);
     if (driver_command(dir, cmd, sizeof(cmd)) != 0 || chdir(dir) != 0) {
         fprintf(stderr, "driver: no run: line in %s/driver.conf\n", dir);
         _exit(127);

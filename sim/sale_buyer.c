@@ -1,7 +1,7 @@
 /* sale_buyer: one buyer of the flash sale (build/vN/buyer), with stage
  * N's lock on each segment.
  *
- *   buyer id=I dir=D password=P ports=A,B,... product=ID segments=K
+ *   LOCKSTEP_PASSWORD=P buyer id=I dir=D ports=A,B,... product=ID segments=K
  *         pause=MS first=0|1 seed=X lease=MS wait=MS retry=MS hold_at=N hold=MS
  *
  * In a loop: pick a segment at random, take its lock, read its stock,
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     b.id = (int)num(argc, argv, "id");
     b.dir = arg(argc, argv, "dir");
-    b.password = arg(argc, argv, "password");
+    b.password = getenv("LOCKSTEP_PASSWORD"); /* the run's: not on our command line */
     b.product = arg(argc, argv, "product");
     b.segments = (int)num(argc, argv, "segments");
     b.pause_ms = num(argc, argv, "pause");

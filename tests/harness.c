@@ -62,12 +62,12 @@ void harness_server_setup(void)
         return;
     }
     if (STAGE_MARIADB) {
-        char err[HARNESS_ERRSTR_LEN], password[SIM_MARIADB_PASSWORD_LEN];
-        int rc = sim_mariadb_password(password, err, sizeof(err));
+        char err[HARNESS_ERRSTR_LEN];
+        int rc = sim_password_ready(err, sizeof(err));
 
         if (rc == 0)
-            rc = sim_mariadb_start(&tcase_mariadb, rundir_path(), "mariadb", 1, password, NULL,
-                                   err, sizeof(err));
+            rc = sim_mariadb_start(&tcase_mariadb, rundir_path(), "mariadb", 1, sim_password(),
+                                   NULL, err, sizeof(err));
         ck_assert_msg(rc == 0, "cannot start MariaDB for the tests: %s", err);
         return;
     }
@@ -385,8 +385,8 @@ void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
         cfg->nodes = harness_nodes();
         cfg->provider = &tcase_provider;
     }
-    if (STAGE_MARIADB)
-        cfg->password = tcase_mariadb.password; /* the run's, drawn at its start */
+    if (!STAGE_ZOOKEEPER && sim_password()[0] != '\0')
+        cfg->password = sim_password(); /* the run's (password.h), drawn at its start */
     cfg->host = "127.0.0.1";
     cfg->port = s->port;
     cfg->lease_ms = lease_ms;

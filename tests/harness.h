@@ -31,6 +31,7 @@
 #include "ensemble.h"
 #include "lock.h"
 #include "mariadbd.h"
+#include "password.h" /* the run's, for the stages and the tests' own connections */
 #include "redis.h" /* a Redis stage's connection provider */
 #include "rundir.h"
 #include "stages.h"

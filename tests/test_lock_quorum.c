@@ -154,6 +154,19 @@ START_TEST(test_lock_validity_spent)
 }
 END_TEST
 
+/* One acquire and release on every node: the handle's connections are
+ * open and logged in before a node stops, as a running service's are. A
+ * new connection's AUTH would wait for the stopped node's reply, for the
+ * command timeout, before the first command could even be sent. */
+static void connect_all(dlock *l)
+{
+    int rc = dlock_acquire(l);
+
+    ck_assert_msg(rc == DLOCK_OK, "the first acquire, with every node up, got %s (%s)",
+                  harness_result(rc), dlock_errstr(l));
+    release_ok(l, "A");
+}
+
 /* Until node i holds key, or 5 s. */
 static int await_key(int i, const char *key)
 {
@@ -177,6 +190,7 @@ START_TEST(test_lock_release_every_node)
                   "deletes it there too");
     view_init(&v, 1000);
     l = view_lock(&v, "q-every", LEASE_MS, 100);
+    connect_all(l);
     signal_node(4, SIGSTOP);
     rc = dlock_acquire(l);
     signal_node(4, SIGCONT);
@@ -202,6 +216,7 @@ START_TEST(test_lock_node_timeout)
     harness_title("a stopped node costs the 100 ms node timeout, not the 10 s command timeout");
     view_init(&v, 10000);
     l = view_lock(&v, "q-stalled", LEASE_MS, 100);
+    connect_all(l);
     signal_node(1, SIGSTOP);
     t0 = harness_now_ms();
     rc = dlock_acquire(l);

@@ -34,9 +34,9 @@ static sim_mariadb primary, replica;
 
 static void servers_setup(void)
 {
-    char err[512], password[SIM_MARIADB_PASSWORD_LEN];
+    char err[512], password[SIM_PASSWORD_LEN];
 
-    if (sim_mariadb_password(password, err, sizeof(err)) != 0 ||
+    if (sim_password_draw(password, err, sizeof(err)) != 0 ||
         sim_mariadb_start(&primary, rundir_path(), "primary", 1, password, NULL, err,
                           sizeof(err)) != 0 ||
         sim_mariadb_start(&replica, rundir_path(), "replica", 2, password, NULL, err,
@@ -186,14 +186,14 @@ END_TEST
  * port; the killed process is gone, and stop removes the dir. */
 START_TEST(test_mariadb_restart_keeps_rows)
 {
-    char err[512], password[SIM_MARIADB_PASSWORD_LEN];
+    char err[512], password[SIM_PASSWORD_LEN];
     sim_mariadb m;
     MYSQL *c;
     pid_t first;
     int port;
 
     memset(&m, 0, sizeof(m));
-    ck_assert(sim_mariadb_password(password, err, sizeof(err)) == 0);
+    ck_assert(sim_password_draw(password, err, sizeof(err)) == 0);
     ck_assert_msg(sim_mariadb_start(&m, rundir_path(), "restarted", 3, password, NULL, err,
                                     sizeof(err)) == 0, "%s", err);
     c = user(&m);
@@ -242,7 +242,7 @@ static void clock_shim(char *out, size_t len)
  * much, at once (v12's leases run by it). */
 START_TEST(test_mariadb_clock_jumps)
 {
-    char err[512], password[SIM_MARIADB_PASSWORD_LEN], shim[PATH_MAX];
+    char err[512], password[SIM_PASSWORD_LEN], shim[PATH_MAX];
     char file[SIM_CLOCKFILE_LEN];
     long long before, after;
     sim_clock_env env;
@@ -254,7 +254,7 @@ START_TEST(test_mariadb_clock_jumps)
     ck_assert_msg(sim_clockfile_create(file, rundir_path(), "jumping", err, sizeof(err)) == 0,
                   "%s", err);
     sim_clockfile_env(&env, shim, file);
-    ck_assert(sim_mariadb_password(password, err, sizeof(err)) == 0);
+    ck_assert(sim_password_draw(password, err, sizeof(err)) == 0);
     ck_assert_msg(sim_mariadb_start(&m, rundir_path(), "jumping", 4, password, env.env, err,
                                     sizeof(err)) == 0, "%s", err);
     c = user(&m);
@@ -273,7 +273,7 @@ END_TEST
  * simulator's own handler gets (as in build/sim/sim). */
 static void start_and_wait(int fd)
 {
-    char err[512], password[SIM_MARIADB_PASSWORD_LEN];
+    char err[512], password[SIM_PASSWORD_LEN];
     sim_mariadb p, r;
     rundir_started st;
 
@@ -281,7 +281,7 @@ static void start_and_wait(int fd)
     memset(&st, 0, sizeof(st));
     setenv("TMPDIR", rundir_path(), 1);
     if (sim_tempdir_create(st.dir, sizeof(st.dir), err, sizeof(err)) != 0 ||
-        sim_mariadb_password(password, err, sizeof(err)) != 0 ||
+        sim_password_draw(password, err, sizeof(err)) != 0 ||
         sim_mariadb_start(&p, st.dir, "p", 1, password, NULL, err, sizeof(err)) != 0 ||
         sim_mariadb_start(&r, st.dir, "r", 2, password, NULL, err, sizeof(err)) != 0 ||
         sim_mariadb_replicate(&r, &p, err, sizeof(err)) != 0)

@@ -38,6 +38,8 @@ static void set_up(fixture *f)
     ck_assert_msg(f->ctl != NULL, "%s", err);
     f->ctl->nodes = 1;
     f->ctl->timeout_ms = TIMEOUT_MS;
+    snprintf(f->ctl->password, sizeof(f->ctl->password), "%s", sim_password());
+    f->ctl->nodes_auth = 1;
     atomic_store(&f->ctl->node_port[0], f->server.port);
     ck_assert_msg(sim_proxy_start(&f->proxy, f->ctl, 2, err, sizeof(err)) == 0, "%s", err);
 }
@@ -131,6 +133,8 @@ START_TEST(test_proxy_absent_means_direct)
     ck_assert_msg((ctl = sim_control_create(path, err, sizeof(err))) != NULL, "%s", err);
     ctl->nodes = 1;
     ctl->timeout_ms = TIMEOUT_MS;
+    snprintf(ctl->password, sizeof(ctl->password), "%s", sim_password());
+    ctl->nodes_auth = 1;
     atomic_store(&ctl->node_port[0], server.port);
     c = sim_control_connect_via(ctl, 0, 0, err, sizeof(err));
     ck_assert_msg(c != NULL, "%s", err);
@@ -144,9 +148,38 @@ START_TEST(test_proxy_absent_means_direct)
 }
 END_TEST
 
+/* The proxy's ports are as closed as the node: a client that does not
+ * open with the run's AUTH is refused, even while its route is cut. */
+START_TEST(test_proxy_wants_the_password)
+{
+    struct timeval tv = { TIMEOUT_MS / 1000, (TIMEOUT_MS % 1000) * 1000 };
+    fixture f;
+    redisContext *c;
+    redisReply *r;
+
+    harness_title("a client without the run's password gets nothing through the proxy");
+    set_up(&f);
+    for (int cut = 0; cut < 2; cut++) {
+        if (cut)
+            sim_proxy_cut(f.ctl, 0, 1u);
+        c = redisConnectWithTimeout("127.0.0.1", atomic_load(&f.ctl->client[0].via_port[0]), tv);
+        ck_assert_msg(c != NULL && !c->err, "cannot connect to the proxy");
+        r = redisCommand(c, "FLUSHALL");
+        ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0,
+                      "FLUSHALL without the password through the proxy%s answered %s; expected "
+                      "NOAUTH", cut ? " (route cut)" : "",
+                      r == NULL ? c->errstr : r->type == REDIS_REPLY_ERROR ? r->str : "no error");
+        freeReplyObject(r);
+        redisFree(c);
+    }
+    tear_down(&f);
+}
+END_TEST
+
 Suite *proxy_suite(void)
 {
-    const TTest *tests[] = { test_proxy_cuts_one_client_off, test_proxy_absent_means_direct };
+    const TTest *tests[] = { test_proxy_cuts_one_client_off, test_proxy_absent_means_direct,
+                             test_proxy_wants_the_password };
 
     return OWN_SERVERS_SUITE("proxy", "partition", tests);
 }

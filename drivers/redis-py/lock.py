@@ -29,6 +29,7 @@ def one_line(err):
 def main():
     timeout = setting("TIMEOUT_MS") / 1000.0
     client = redis.Redis(host=os.environ["LOCKSTEP_HOST"], port=setting("PORT"),
+                         password=os.environ.get("LOCKSTEP_PASSWORD"),
                          socket_timeout=timeout, socket_connect_timeout=timeout)
     wait = setting("WAIT_MS") / 1000.0
     lock = client.lock(os.environ["LOCKSTEP_LOCK"], timeout=setting("LEASE_MS") / 1000.0,

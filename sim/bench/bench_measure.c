@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "fleet.h"
+#include "password.h"
 #include "resource.h"
 #include "tally.h"
 #include "util.h"
@@ -80,6 +81,7 @@ static void fill_control(sim_bench *b, sim_control *ctl, int stage, int kind)
     ctl->timeout_ms = sim_bench_zookeeper(stage) ? SIM_BENCH_ZK_TIMEOUT_MS
                                                  : SIM_BENCH_TIMEOUT_MS;
     ctl->resource_port = b->cl.resource.port;
+    snprintf(ctl->password, sizeof(ctl->password), "%s", sim_password()); /* the bench's run */
     fill_nodes(b, ctl, stage, kind);
     for (i = 0; i < ctl->nclients; i++) {
         ctl->client[i].plan.kind = kind;

@@ -14,6 +14,7 @@
 
 #include "control.h"
 #include "history.h"
+#include "password.h"
 #include "util.h"
 
 /* ---- the control block ---------------------------------------------------- */
@@ -101,6 +102,10 @@ static redisContext *connect_port(const sim_control *ctl, int port,
         return NULL;
     }
     redisSetTimeout(c, tv);
+    if (sim_password_auth(c, ctl->password, port, errstr, len) != 0) {
+        redisFree(c);
+        return NULL;
+    }
     return c;
 }
 

@@ -106,8 +106,11 @@ typedef struct sim_control {
     int sentinel_port;         /* > 0: clients ask this sentinel for node 0 */
     char sentinel_master[SIM_LOCK_NAME_LEN]; /* the name the sentinel monitors */
     atomic_int node_port[SIM_NODES_MAX]; /* where each node lives now */
-    char password[SIM_LOCK_NAME_LEN]; /* the lock's servers' password for
-                                 * the run (MariaDB's); "" for none */
+    char password[SIM_LOCK_NAME_LEN]; /* the run's password (password.h):
+                                 * every connection of the provider, the
+                                 * observer's and the sentinel's sends AUTH */
+    int nodes_auth;            /* the lock's nodes ask for the password
+                                * (Redis): the proxy answers a client's AUTH */
     int observed;              /* SIM_OBSERVED_*: whether an observer records
                                 * the lock's events, and how clients sync with
                                 * it before recording an acquire */

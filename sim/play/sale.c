@@ -90,6 +90,31 @@ static int stock_up(sim_rcluster *rc, const sim_sale_opts *o, const sim_sale_met
     return 0;
 }
 
+/* program with our environment and LOCKSTEP_PASSWORD: the run's
+ * password goes in the environment, which only our user can read, not on
+ * the command line, which every local user can. */
+static pid_t spawn_with_password(const char *program, char *const argv[], const char *password,
+                                 char *errstr, size_t len)
+{
+    char entry[SIM_PASSWORD_LEN + 32], **envp;
+    size_t n = 0, k = 0;
+    pid_t pid;
+
+    while (environ[n] != NULL)
+        n++;
+    if ((envp = malloc((n + 2) * sizeof(*envp))) == NULL)
+        return sim_error(errstr, len, "out of memory for a buyer's environment");
+    snprintf(entry, sizeof(entry), "LOCKSTEP_PASSWORD=%s", password);
+    for (n = 0; environ[n] != NULL; n++)
+        if (strncmp(environ[n], "LOCKSTEP_PASSWORD=", 18) != 0)
+            envp[k++] = environ[n];
+    envp[k++] = entry;
+    envp[k] = NULL;
+    pid = sim_proc_spawn(program, argv, envp, errstr, len);
+    free(envp);
+    return pid;
+}
+
 /* Buyer i as a process of the stage's program. */
 static pid_t spawn_buyer(const sim_rcluster *rc, const sim_sale_opts *o, const char *dir, int i,
                          char *errstr, size_t len)
@@ -100,7 +125,6 @@ static pid_t spawn_buyer(const sim_rcluster *rc, const sim_sale_opts *o, const c
 
     snprintf(a[n++], sizeof(a[0]), "id=%d", i);
     snprintf(a[n++], sizeof(a[0]), "dir=%s", dir);
-    snprintf(a[n++], sizeof(a[0]), "password=%s", rc->password);
     off = snprintf(a[n], sizeof(a[0]), "ports=");
     for (k = 0; k < SIM_RCLUSTER_NODES; k++)
         off += snprintf(a[n] + off, sizeof(a[0]) - (size_t)off, "%s%d", k ? "," : "", rc->port[k]);
@@ -119,7 +143,7 @@ static pid_t spawn_buyer(const sim_rcluster *rc, const sim_sale_opts *o, const c
     for (k = 0; k < n; k++)
         argv[k + 1] = a[k];
     argv[n + 1] = NULL;
-    return sim_proc_spawn(o->buyer, argv, environ, errstr, len);
+    return spawn_with_password(o->buyer, argv, rc->password, errstr, len);
 }
 
 /* The failover's state, stepped while the buyers run. */

@@ -31,7 +31,7 @@ typedef struct mariadb_kind {
     sim_mariadb node;          /* the primary, node 0 */
     sim_mariadb replica;       /* srv.pid 0 unless SIM_SERVERS_STANDBY */
     sim_server resource;       /* the stock's redis-server */
-    char password[SIM_MARIADB_PASSWORD_LEN];
+    char password[SIM_PASSWORD_LEN];
     char clock_file[SIM_CLOCKFILE_LEN]; /* "" unless SIM_SERVERS_CLOCK */
     sim_clock_env clock;       /* the primary's environment then */
 } mariadb_kind;
@@ -54,9 +54,9 @@ static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
     if (s->nodes != 1)
         return sim_error(errstr, len, "a MariaDB lock talks to one server, not %d", s->nodes);
     if (sim_tempdir_create(s->dir, sizeof(s->dir), errstr, len) != 0 ||
-        sim_mariadb_password(m->password, errstr, len) != 0 ||
         sim_server_start(&m->resource, s->dir, "resource", NULL, errstr, len) != 0)
         return -1;
+    snprintf(m->password, sizeof(m->password), "%s", sim_password()); /* the run's */
     if (flags & SIM_SERVERS_CLOCK) {
         if (sim_clockfile_create(m->clock_file, s->dir, "mariadb0", errstr, len) != 0)
             return -1;
@@ -81,7 +81,6 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     (void)errstr;
     (void)len;
     s->ctl->observed = SIM_OBSERVED_NONE;
-    snprintf(s->ctl->password, sizeof(s->ctl->password), "%s", self(s)->password);
     return 0;
 }
 

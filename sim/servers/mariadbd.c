@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,18 +21,6 @@
 #define START_ATTEMPTS 5         /* another process may take the port first */
 #define LOG_NAME "mariadbd.log"
 #define REPL_USER "repl"
-
-int sim_mariadb_password(char out[SIM_MARIADB_PASSWORD_LEN], char *errstr, size_t len)
-{
-    unsigned char bytes[(SIM_MARIADB_PASSWORD_LEN - 1) / 2];
-    size_t i;
-
-    if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
-        return sim_error(errstr, len, "cannot read the OS random source: %s", strerror(errno));
-    for (i = 0; i < sizeof(bytes); i++)
-        sprintf(out + 2 * i, "%02x", bytes[i]);
-    return 0;
-}
 
 static long monotonic_ms(void)
 {

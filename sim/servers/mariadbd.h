@@ -25,23 +25,20 @@
 #include <stddef.h>
 #include <mysql.h>
 
+#include "password.h"
 #include "server.h"
 
 #define SIM_MARIADB_USER "lockstep"   /* the stages' user */
 #define SIM_MARIADB_DB "lockstep"     /* the only database it may touch */
-#define SIM_MARIADB_PASSWORD_LEN 33   /* 32 hex digits and the NUL */
 
 typedef struct sim_mariadb {
     sim_server srv;                 /* pid (0 when down), port, dir */
     char sock[SIM_PATH_LEN + 16];   /* root's socket, in a 0700 dir */
-    char password[SIM_MARIADB_PASSWORD_LEN]; /* the stages' user's */
+    char password[SIM_PASSWORD_LEN]; /* the stages' user's */
     int server_id;                  /* for the binary log: 1, 2, ... */
     const char *const *env;         /* added to mariadbd's environment (the
                                      * clock library), NULL for none */
 } sim_mariadb;
-
-/* A new random password into out, from the OS random source. */
-int sim_mariadb_password(char out[SIM_MARIADB_PASSWORD_LEN], char *errstr, size_t len);
 
 /* Makes parent_dir/name, its data dir (mariadb-install-db), starts
  * mariadbd there under server_id with password for the stages' user and

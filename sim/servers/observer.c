@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "observer.h"
+#include "password.h"
 #include "proc.h"
 #include "util.h"
 
@@ -38,12 +39,13 @@ static int confirmed(redisReply *r)
 
 /* Subscribes on port to the key's events and to the sync channel, and
  * waits for both confirmations: only then are no events missed. */
-static redisContext *subscribe(int port, const char *key_channel)
+static redisContext *subscribe(int port, const char *key_channel, const char *password)
 {
     struct timeval tv = { SUBSCRIBE_MS / 1000, (SUBSCRIBE_MS % 1000) * 1000 };
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
     redisReply *r = NULL;
     void *second = NULL;
+    char why[128];
     int ok;
 
     if (c == NULL || c->err) {
@@ -51,6 +53,10 @@ static redisContext *subscribe(int port, const char *key_channel)
         return NULL;
     }
     redisSetTimeout(c, tv);
+    if (sim_password_auth(c, password, port, why, sizeof(why)) != 0) {
+        redisFree(c);
+        return NULL;
+    }
     r = redisCommand(c, "SUBSCRIBE %s %s", key_channel, SIM_OBSERVER_SYNC_CHANNEL);
     ok = confirmed(r) && redisGetReply(c, &second) == REDIS_OK &&
          confirmed(second);
@@ -115,7 +121,7 @@ static void follow(links *ls, sim_control *ctl, const char *key_channel)
         want = atomic_load(&ctl->node_port[i]);
         if (ls->c[i] != NULL && ls->port[i] != want)
             unlink_node(ls, ctl, i);
-        if (ls->c[i] != NULL || (ls->c[i] = subscribe(want, key_channel)) == NULL)
+        if (ls->c[i] != NULL || (ls->c[i] = subscribe(want, key_channel, ctl->password)) == NULL)
             continue;
         ls->port[i] = want;
         atomic_store(&ctl->observer_port[i], want);

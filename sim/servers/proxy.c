@@ -25,6 +25,9 @@
 #define BUF_SIZE 16384
 #define LISTEN_ATTEMPTS 20 /* first ports tried for a client's consecutive ones */
 #define POLL_MS 100      /* how often the relay checks that its parent lives */
+#define AUTH_MS 1000     /* for a node to answer the relay's own AUTH */
+#define AUTH_OK "+OK\r\n"
+#define NOAUTH "-NOAUTH Authentication required.\r\n"
 
 /* Bytes read from one side, still to be written to the other. */
 typedef struct half {
@@ -37,11 +40,14 @@ typedef struct half {
 typedef struct pair {
     int fd[2];
     int route;
+    size_t authed;   /* bytes of the client's AUTH checked so far */
     half to[2];
 } pair;
 
 typedef struct relay {
     sim_control *ctl;
+    char auth[SIM_LOCK_NAME_LEN + 32]; /* AUTH <password> as a client sends it */
+    size_t auth_len; /* 0: the nodes ask for no password; bytes pass as they come */
     int routes;
     int listen_fd[ROUTES_MAX];
     pair *pairs;
@@ -130,6 +136,25 @@ static int connect_node(const relay *r, int route)
     return fd;
 }
 
+/* The relay logs in to the node itself, at once: a client's AUTH is
+ * answered by the relay (check_auth), cut or not. 0, or -1. */
+static int node_auth(const relay *r, int fd)
+{
+    struct timeval tv = { AUTH_MS / 1000, (AUTH_MS % 1000) * 1000 };
+    char reply[sizeof(AUTH_OK)];
+    size_t got = 0;
+    ssize_t n;
+
+    if (r->auth_len == 0)
+        return 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+        send(fd, r->auth, r->auth_len, MSG_NOSIGNAL) != (ssize_t)r->auth_len)
+        return -1;
+    while (got < sizeof(reply) - 1 && (n = recv(fd, reply + got, sizeof(reply) - 1 - got, 0)) > 0)
+        got += (size_t)n;
+    return got == sizeof(reply) - 1 && memcmp(reply, AUTH_OK, got) == 0 ? 0 : -1;
+}
+
 static void accept_route(relay *r, int route)
 {
     int c = accept4(r->listen_fd[route], NULL, NULL, SOCK_CLOEXEC), one = 1, k;
@@ -142,6 +167,13 @@ static void accept_route(relay *r, int route)
         close(c);
         return;
     }
+    if (node_auth(r, r->pairs[k].fd[1]) != 0) {
+        close(r->pairs[k].fd[1]);
+        r->pairs[k].fd[1] = -1;
+        close(c);
+        return;
+    }
+    r->pairs[k].authed = 0;
     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     r->pairs[k].fd[0] = c;
     r->pairs[k].route = route;
@@ -164,13 +196,41 @@ static int flush(pair *p, int k)
     return 0;
 }
 
+/* A client's first bytes must be AUTH with the run's password, which
+ * the relay answers itself: a cut route answers it too, so a client
+ * connects during a cut as before, and only its commands are lost. Any
+ * other first command is refused, and the connection closed. -1: closed. */
+static int check_auth(relay *r, pair *p)
+{
+    char buf[sizeof(r->auth)];
+    ssize_t n = recv(p->fd[0], buf, r->auth_len - p->authed, MSG_DONTWAIT);
+
+    if (n == 0)
+        return -1;
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    if (memcmp(buf, r->auth + p->authed, (size_t)n) != 0) {
+        send(p->fd[0], NOAUTH, strlen(NOAUTH), MSG_DONTWAIT | MSG_NOSIGNAL);
+        return -1;
+    }
+    p->authed += (size_t)n;
+    if (p->authed == r->auth_len &&
+        send(p->fd[0], AUTH_OK, strlen(AUTH_OK), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+        (ssize_t)strlen(AUTH_OK))
+        return -1;
+    return 0;
+}
+
 /* Side k has bytes: they go to the other side, or into the black hole
  * while the route is cut. -1: the side closed or broke. */
 static int carry(relay *r, pair *p, int k)
 {
     half *h = &p->to[1 - k];
-    ssize_t n = recv(p->fd[k], h->buf, sizeof(h->buf), MSG_DONTWAIT);
+    ssize_t n;
 
+    if (k == 0 && p->authed < r->auth_len)
+        return check_auth(r, p);
+    n = recv(p->fd[k], h->buf, sizeof(h->buf), MSG_DONTWAIT);
     if (n == 0)
         return -1;
     if (n < 0)
@@ -307,6 +367,9 @@ int sim_proxy_start(sim_proxy *p, sim_control *ctl, int clients, char *errstr,
     pid_t pid;
 
     p->pid = 0;
+    if (ctl->nodes_auth && ctl->password[0] != '\0')
+        r.auth_len = (size_t)snprintf(r.auth, sizeof(r.auth), "*2\r\n$4\r\nAUTH\r\n$%zu\r\n%s\r\n",
+                                      strlen(ctl->password), ctl->password);
     if (clients < 1 || clients > SIM_CLIENTS_MAX || ctl->nodes < 1 || ctl->nodes > SIM_NODES_MAX)
         return sim_error(errstr, len, "proxy: %d clients and %d nodes: give 1 to %d and 1 to %d",
                          clients, ctl->nodes, SIM_CLIENTS_MAX, SIM_NODES_MAX);

@@ -17,9 +17,14 @@
  * never ran, a reply never came: the client's timeout has dropped that
  * connection, and its next call makes a new one).
  *
+ * The lock's Redis nodes ask for the run's password (control.h:
+ * nodes_auth): the relay logs in to the node itself when a client
+ * connects, and checks and answers the client's AUTH, its first command,
+ * itself; a client that opens with anything else is refused.
+ *
  * What it does not model: a connect during a cut succeeds (the proxy
- * accepts it; only its traffic is lost), where a real cut leaves it
- * unanswered until its own timeout; a cut is always both ways; the
+ * accepts it and answers its AUTH; only its traffic is lost), where a
+ * real cut leaves it unanswered until its own timeout; a cut is always both ways; the
  * servers never lose each other (a replica's link, a sentinel's); the
  * resource server, the observer and the clients' sync markers never go
  * through the proxy, so the history stays complete.

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/random.h>
 
+#include "password.h"
 #include "proc.h"
 #include "rcluster.h"
 #include "util.h"
@@ -22,59 +22,9 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* 32 hex digits from the kernel's random source: a password nobody else
- * on the machine can guess, so no other run's client reaches our nodes. */
-static int draw_password(char *out, char *errstr, size_t len)
-{
-    unsigned char b[16];
-    int i;
-
-    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
-        return sim_error(errstr, len, "getrandom failed: cannot draw the cluster's password");
-    for (i = 0; i < 16; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-    return 0;
-}
-
 redisContext *sim_rcluster_connect(const sim_rcluster *rc, int i, char *errstr, size_t len)
 {
-    redisContext *c = sim_server_connect(&rc->node[i], CONNECT_TIMEOUT_MS, errstr, len);
-    redisReply *r;
-    int ok;
-
-    if (c == NULL)
-        return NULL;
-    r = redisCommand(c, "AUTH %s", rc->password);
-    ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-    if (!ok)
-        sim_error(errstr, len, "AUTH on node %d (port %d): %s", i, rc->port[i],
-                  r != NULL ? r->str : c->errstr);
-    freeReplyObject(r);
-    if (!ok) {
-        redisFree(c);
-        return NULL;
-    }
-    return c;
-}
-
-/* The password is set once the node answers PING: server.c proves a new
- * server is ours with PING and INFO, which a requirepass would refuse. */
-static int set_password(sim_rcluster *rc, int i, char *errstr, size_t len)
-{
-    redisContext *c = sim_server_connect(&rc->node[i], CONNECT_TIMEOUT_MS, errstr, len);
-    redisReply *r;
-    int ok;
-
-    if (c == NULL)
-        return -1;
-    r = redisCommand(c, "CONFIG SET masterauth %s requirepass %s", rc->password, rc->password);
-    ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-    if (!ok)
-        sim_error(errstr, len, "CONFIG SET requirepass on port %d: %s", rc->port[i],
-                  r != NULL ? r->str : c->errstr);
-    freeReplyObject(r);
-    redisFree(c);
-    return ok ? 0 : -1;
+    return sim_server_connect(&rc->node[i], CONNECT_TIMEOUT_MS, errstr, len);
 }
 
 static int start_node(sim_rcluster *rc, int i, char *errstr, size_t len)
@@ -94,7 +44,7 @@ static int start_node(sim_rcluster *rc, int i, char *errstr, size_t len)
     if (sim_server_start(&rc->node[i], rc->dir, name, args, errstr, len) != 0)
         return -1;
     rc->port[i] = rc->node[i].port;
-    return set_password(rc, i, errstr, len);
+    return 0;
 }
 
 /* redis-cli --cluster create, its output in create.log; waits for it. */
@@ -193,9 +143,10 @@ int sim_rcluster_start(sim_rcluster *rc, char *errstr, size_t len)
     int i;
 
     memset(rc, 0, sizeof(*rc));
-    if (draw_password(rc->password, errstr, len) != 0 ||
+    if (sim_password_ready(errstr, len) != 0 ||
         sim_tempdir_create(rc->dir, sizeof(rc->dir), errstr, len) != 0)
         return -1;
+    snprintf(rc->password, sizeof(rc->password), "%s", sim_password());
     for (i = 0; i < SIM_RCLUSTER_NODES; i++)
         if (start_node(rc, i, errstr, len) != 0)
             break;

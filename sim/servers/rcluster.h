@@ -10,9 +10,8 @@
  *   --cluster-require-full-coverage no (a dead master stops its slots
  *     only, not the whole cluster, until its replica takes over)
  *
- * then given requirepass and masterauth X (drawn at random for each
- * cluster, set once the node answered PING: server.c proves a new server
- * is ours by PING and INFO) and joined by `redis-cli --cluster create ... --cluster-replicas 1
+ * with the run's password as requirepass and masterauth (password.h),
+ * and joined by `redis-cli --cluster create ... --cluster-replicas 1
  * --cluster-yes` (its output goes to create.log in the temp dir). Start
  * returns once every node says cluster_state:ok, knows all six and every
  * replica's link to its master is up.
@@ -24,6 +23,7 @@
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
+#include "password.h"
 #include "server.h"
 #include "tempdir.h"
 
@@ -36,7 +36,7 @@ typedef struct sim_rcluster {
     char dir[SIM_PATH_LEN];               /* the temp dir; "" when stopped */
     sim_server node[SIM_RCLUSTER_NODES];  /* pid 0: killed or stopped */
     int port[SIM_RCLUSTER_NODES];         /* where node i listens */
-    char password[33];                    /* requirepass and masterauth */
+    char password[SIM_PASSWORD_LEN];      /* the run's: requirepass, masterauth */
 } sim_rcluster;
 
 /* Starts and joins the six nodes. On error nothing is left running. */

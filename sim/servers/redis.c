@@ -108,6 +108,7 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     pid_t pid;
 
     s->ctl->observed = SIM_OBSERVED_MARKERS;
+    s->ctl->nodes_auth = 1;
     if ((pid = sim_observer_start(s->h, s->ctl, OBSERVER_TIMEOUT_MS, errstr, len)) < 0)
         return -1;
     r->observer = pid;

@@ -2,11 +2,14 @@
  * sentinel.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control.h"
+#include "password.h"
 #include "sentinel.h"
 #include "util.h"
 
@@ -14,18 +17,31 @@
 #define CONNECT_MS 1000
 
 /* A sentinel needs its config file as its first argument (it rewrites it
- * to keep its state). */
+ * to keep its state). It logs in to the nodes with the run's password
+ * (auth-pass), and asks it of its own clients (requirepass): an open
+ * sentinel would let any local user move the primary (SENTINEL FAILOVER)
+ * or point the clients elsewhere (SENTINEL REMOVE, MONITOR). The file is
+ * the server's alone (0600): the password is in it. */
 static int write_conf(const sim_server *s, const char *master, int master_port,
                       long down_after_ms, long failover_timeout_ms,
                       char *errstr, size_t len)
 {
     char path[SIM_PATH_LEN + 16];
     FILE *f;
+    int fd = -1;
 
     snprintf(path, sizeof(path), "%s/%s", s->dir, SENTINEL_CONF);
-    if ((f = fopen(path, "w")) == NULL)
+    if (sim_password_ready(errstr, len) != 0)
+        return -1;
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
+        (f = fdopen(fd, "w")) == NULL) {
+        if (fd >= 0)
+            close(fd);
         return sim_error(errstr, len, "cannot write %s: %s", path, strerror(errno));
+    }
+    fprintf(f, "requirepass %s\n", sim_password());
     fprintf(f, "sentinel monitor %s 127.0.0.1 %d 1\n", master, master_port);
+    fprintf(f, "sentinel auth-pass %s %s\n", master, sim_password());
     fprintf(f, "sentinel down-after-milliseconds %s %ld\n", master, down_after_ms);
     fprintf(f, "sentinel failover-timeout %s %ld\n", master, failover_timeout_ms);
     fclose(f);

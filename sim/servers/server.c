@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "password.h"
 #include "proc.h"
 #include "server.h"
 #include "util.h"
@@ -160,13 +161,6 @@ static int find_program(const char *program, char *out, size_t outlen,
             return 0;
     }
     return sim_error(errstr, len, "%s not found: run `make deps`", program);
-}
-
-/* The last lines of a server's log, joined with " | " and without Redis's
- * "pid:role date time level" prefix, for error messages. "" if none. */
-static void log_tail(const sim_server *s, char *out, size_t outlen)
-{
-    sim_server_log_tail(s, LOG_NAME, out, outlen);
 }
 
 void sim_server_log_tail(const sim_server *s, const char *log_name, char *out,
@@ -433,7 +427,7 @@ static enum ready start_once(sim_server *s, const char *what, const char *const 
     if (res == READY)
         return READY;
     sim_server_kill(s);
-    log_tail(s, tail, sizeof(tail));
+    sim_server_log_tail(s, LOG_NAME, tail, sizeof(tail));
     if (res == TAKEN || strstr(tail, "Address already in use") != NULL)
         return TAKEN;
     if (res == TIMEOUT)
@@ -520,18 +514,20 @@ int sim_server_start_env(sim_server *s, const char *parent_dir, const char *name
                          const char *const *extra_args, const char *const *env,
                          char *errstr, size_t len)
 {
+    char conf[SIM_PATH_LEN + 16];
     const char *args[MAX_ARGS + 1] = {
-        "--dir", NULL, "--save", "", "--appendonly", "no", "--repl-diskless-sync", "no",
+        conf, "--dir", NULL, "--save", "", "--appendonly", "no", "--repl-diskless-sync", "no",
         "--hz", "100", "--notify-keyspace-events", "KEA",
     };
-    size_t n = 12, i;
+    size_t n = 13, i;
 
-    if (sim_server_make_dir(s, parent_dir, name, errstr, len) != 0)
+    if (sim_server_make_dir(s, parent_dir, name, errstr, len) != 0 ||
+        sim_password_redis_conf(s->dir, conf, sizeof(conf), errstr, len) != 0)
         return -1;
-    args[1] = s->dir;
+    args[2] = s->dir;
     for (i = 0; extra_args != NULL && extra_args[i] != NULL; i++, n++) {
         if (n == MAX_ARGS)
-            return sim_error(errstr, len, "more than %d extra arguments", MAX_ARGS - 12);
+            return sim_error(errstr, len, "more than %d extra arguments", MAX_ARGS - 13);
         args[n] = extra_args[i];
     }
     args[n] = NULL;
@@ -566,6 +562,10 @@ redisContext *sim_server_connect(const sim_server *s, long timeout_ms,
         return NULL;
     }
     redisSetTimeout(c, tv);
+    if (sim_password_auth(c, sim_password(), s->port, errstr, len) != 0) {
+        redisFree(c);
+        return NULL;
+    }
     return c;
 }
 

@@ -9,6 +9,9 @@
  *   --save "" --appendonly no --repl-diskless-sync no --hz 100
  *   --notify-keyspace-events KEA
  *
+ * and the run's password (password.h) as requirepass and masterauth, from
+ * a file of its dir; sim_server_connect sends AUTH with it.
+ *
  * A server can never outlive the thread that started it: the child asks the
  * kernel for SIGKILL when its parent goes (PR_SET_PDEATHSIG), which covers a
  * parent that is itself SIGKILLed, e.g. by Check's per-test timeout. So start
@@ -96,7 +99,8 @@ void sim_server_kill(sim_server *s);
 void sim_server_stop(sim_server *s);
 
 /* A new connection to the server, with timeout_ms on connect and on every
- * command. NULL with errstr when it cannot connect. */
+ * command, authenticated with the run's password. NULL with errstr when
+ * it cannot connect or AUTH is refused. */
 redisContext *sim_server_connect(const sim_server *s, long timeout_ms,
                                  char *errstr, size_t len);
 

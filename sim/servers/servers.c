@@ -1,8 +1,10 @@
 /* servers: the registry of server kinds, and the calls that go to the
  * kind of a run. See servers.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "password.h"
 #include "servers.h"
 #include "util.h"
 
@@ -73,6 +75,7 @@ int sim_servers_attach(sim_servers *s, sim_history *h, sim_control *ctl,
     s->ctl = ctl;
     ctl->nodes = s->nodes;
     ctl->resource_port = s->resource_port;
+    snprintf(ctl->password, sizeof(ctl->password), "%s", sim_password());
     for (i = 0; i < s->nodes; i++)
         atomic_store(&ctl->node_port[i], s->port[i]);
     return s->kind->attach(s, errstr, len);
