@@ -11,6 +11,7 @@
 
 #include "bench.h"
 #include "history.h"
+#include "password.h"
 #include "util.h"
 
 #define TABLE "dlock"        /* v12's table, as its lock.c names it */
@@ -58,12 +59,11 @@ static int read_setup(sim_bench *b, char *errstr, size_t len)
 
 int sim_bench_mdb_start(sim_bench *b, char *errstr, size_t len)
 {
-    char password[SIM_MARIADB_PASSWORD_LEN];
-
     if (!needed(b))
         return 0;
-    if (sim_mariadb_password(password, errstr, len) != 0 ||
-        sim_mariadb_start(&b->mdb, b->cl.dir, "mariadb", 1, password, NULL, errstr, len) != 0 ||
+    if (sim_password_ready(errstr, len) != 0 ||
+        sim_mariadb_start(&b->mdb, b->cl.dir, "mariadb", 1, sim_password(), NULL, errstr,
+                          len) != 0 ||
         (b->mdb_root = sim_mariadb_root(&b->mdb, SIM_BENCH_TIMEOUT_MS, errstr, len)) == NULL)
         return -1;
     return read_setup(b, errstr, len);
