@@ -108,6 +108,8 @@ static void exec_driver(const char *name, const dlock_config *cfg, int in, int o
     put_env("LOCKSTEP_WAIT_MS", cfg->wait_ms);
     put_env("LOCKSTEP_RETRY_MS", cfg->retry_ms);
     put_env("LOCKSTEP_TIMEOUT_MS", cfg->timeout_ms);
+    if (cfg->password != NULL)
+        setenv("LOCKSTEP_PASSWORD", cfg->password, 1);
     if (driver_command(dir, cmd, sizeof(cmd)) != 0 || chdir(dir) != 0) {
         fprintf(stderr, "driver: no run: line in %s/driver.conf\n", dir);
         _exit(127);

@@ -387,6 +387,8 @@ void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
     }
     if (STAGE_MARIADB)
         cfg->password = tcase_mariadb.password; /* the run's, drawn at its start */
+    if (STAGE_ZOOKEEPER && ensemble_now != NULL)
+        cfg->password = ensemble_now->password; /* the ensemble's digest password */
     cfg->host = "127.0.0.1";
     cfg->port = s->port;
     cfg->lease_ms = lease_ms;

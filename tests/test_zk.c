@@ -290,7 +290,7 @@ static void every_server_caught_up(void)
     int i;
 
     for (i = 0; i < e->nodes; i++) {
-        zh = zk_client_open(e->port + i, 1, LIVE_LEASE_MS * 30);
+        zh = zk_client_open(e->port + i, 1, LIVE_LEASE_MS * 30, e->password);
         ck_assert_msg(zk_sync(zh) == 0, "node %d did not answer a sync", i);
         zookeeper_close(zh);
     }

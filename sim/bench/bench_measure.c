@@ -52,6 +52,8 @@ static void fill_nodes(sim_bench *b, sim_control *ctl, int stage, int kind)
     int i;
 
     ctl->nodes = sim_stage_get(stage)->masters;
+    if (sim_bench_zookeeper(stage))
+        snprintf(ctl->password, sizeof(ctl->password), "%s", b->ens.password);
     if (sim_bench_zookeeper(stage) && kind == SIM_PLAN_BENCH_SOLO) {
         ctl->nodes = 1;
         atomic_store(&ctl->node_port[0], b->ens.port + b->zk_follower);
@@ -309,7 +311,7 @@ static int lines_open(sim_bench *b, int stage, lines *ls, char *errstr, size_t l
 {
     memset(ls, 0, sizeof(*ls));
     if (sim_bench_zookeeper(stage))
-        return sim_bench_zk_open(&ls->zk, b->ens.port + b->zk_follower,
+        return sim_bench_zk_open(&ls->zk, b->ens.port + b->zk_follower, b->ens.password,
                                  SIM_BENCH_ZK_TIMEOUT_MS, errstr, len);
     for (ls->n = 0; ls->n < sim_stage_get(stage)->masters; ls->n++) {
         ls->c[ls->n] = sim_server_connect(&b->cl.node[ls->n], SIM_BENCH_TIMEOUT_MS, errstr, len);

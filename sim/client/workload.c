@@ -386,6 +386,8 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                ? atomic_load(&ctl->client[client].via_port[0])
                : atomic_load(&ctl->node_port[0]);
     cfg.timeout_ms = ctl->timeout_ms;
+    if (cfg.provider == NULL && ctl->password[0] != '\0')
+        cfg.password = ctl->password; /* the ensemble's digest password */
     w->lock = dlock_new(ctl->lock_name, &cfg);
     free(link);
     if (w->lock == NULL) {

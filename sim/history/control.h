@@ -107,7 +107,8 @@ typedef struct sim_control {
     char sentinel_master[SIM_LOCK_NAME_LEN]; /* the name the sentinel monitors */
     atomic_int node_port[SIM_NODES_MAX]; /* where each node lives now */
     char password[SIM_LOCK_NAME_LEN]; /* the lock's servers' password for
-                                 * the run (MariaDB's); "" for none */
+                                 * the run (MariaDB's, a ZooKeeper
+                                 * ensemble's); "" for none */
     int observed;              /* SIM_OBSERVED_*: whether an observer records
                                 * the lock's events, and how clients sync with
                                 * it before recording an acquire */
