@@ -39,6 +39,7 @@
 #define WAITERS 3          /* the herd test's waiters */
 #define MNTR_LEN 65536     /* a 3.8 server's mntr answer is about 17 KB */
 #define MNTR_TRIES 5       /* a busy JVM may miss a four-letter word */
+#define REENTRIES 40       /* the quiet re-entry test's acquires, and as many releases */
 
 /* ---- basics ---------------------------------------------------------------------- */
 
@@ -377,6 +378,38 @@ END_TEST
 
 /* What the continued holder says: its release's and next acquire's
  * results, and the acquire's reason when it failed. */
+/* Curator's re-entry costs nothing: the holding thread's acquires, and
+ * its releases but the last, are a count in the handle. 2 x REENTRIES
+ * calls of ours; the servers may count a few pings meanwhile, not one
+ * request per call. */
+START_TEST(test_zk_reentry_quiet)
+{
+    long long requests;
+    counts before, after;
+    dlock *a;
+    int i, rc;
+
+    harness_title("%d re-entries and %d releases but the last send nothing to the ensemble",
+                  REENTRIES, REENTRIES);
+    a = take("A", "quiet", LEASE_MS);
+    before = counts_now();
+    for (i = 0; i < REENTRIES; i++) {
+        rc = dlock_acquire(a);
+        ck_assert_msg(rc == DLOCK_OK, "A's re-entry %d got %s (%s)", i + 1, harness_result(rc),
+                      dlock_errstr(a));
+    }
+    for (i = 0; i < REENTRIES; i++)
+        release_ok(a, "A");
+    after = counts_now();
+    requests = requests_between(&before, &after);
+    ck_assert_msg(requests < REENTRIES / 2, "the servers counted %lld requests during A's %d "
+                  "re-entries and as many releases; expected none but a few pings", requests,
+                  REENTRIES);
+    release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
 typedef struct continued {
     int rc[2];
     char why[DLOCK_ERRSTR_LEN];
@@ -493,6 +526,8 @@ Suite *zk_suite(void)
     ADD_TESTS(basics, first);
     if (CAPS.reentrant)
         tcase_add_test(basics, test_zk_reentry);
+    if (CAPS.reentrant)
+        tcase_add_test(basics, test_zk_reentry_quiet);
     tcase_add_test(basics, test_zk_self_deadlock);
     tcase_add_test(basics, test_zk_release_by_non_owner);
     tcase_add_test(basics, test_zk_release_by_other_thread);
