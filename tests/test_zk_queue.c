@@ -2,8 +2,8 @@
  * them (v11, Curator's InterProcessMutex): waiters served in the order
  * they came, a Curator client's node waited for, and the czxid as a
  * fencing token that grows from holder to holder, also across a leader
- * change, and a create whose reply was lost adopted, not made twice (the
- * contract of tests/test_zk.c, continued). */
+ * change; and in both stages, a create whose reply was lost adopted, not
+ * made twice (the contract of tests/test_zk.c, continued). */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
@@ -305,23 +305,25 @@ static void relay_stop(relay *r)
     close(r->listen_fd);
 }
 
-/* The lock name's children as the test's session lists them: the first
- * into out ("" when none); their count. */
-static int first_child(zhandle_t *zh, const char *name, char *out, size_t len)
+/* The lock's node as the test's session finds it: v10's node, or the
+ * first of v11's children, into out ("" when there is none); its czxid,
+ * or 0. */
+static long long lock_node(zhandle_t *zh, const char *name, char *out, size_t len)
 {
     struct String_vector kids = { 0, NULL };
-    char path[256];
-    int n;
+    struct Stat st;
 
-    zk_path(path, sizeof(path), name);
-    out[0] = '\0';
-    if (zoo_get_children(zh, path, 0, &kids) != ZOK)
-        return 0;
-    if (kids.count > 0)
-        snprintf(out, len, "%s", kids.data[0]);
-    n = kids.count;
+    zk_path(out, len, name);
+    if (CAPS.queue && zoo_get_children(zh, out, 0, &kids) == ZOK && kids.count > 0)
+        snprintf(out + strlen(out), len - strlen(out), "/%s", kids.data[0]);
+    else if (CAPS.queue)
+        out[0] = '\0';
     deallocate_String_vector(&kids);
-    return n;
+    if (out[0] == '\0' || zoo_exists(zh, out, 0, &st) != ZOK) {
+        out[0] = '\0';
+        return 0;
+    }
+    return st.czxid;
 }
 
 static atomic_int lost_returned; /* set: the lost-reply test's acquire returned */
@@ -341,22 +343,25 @@ static void *acquire_in_thread(void *arg)
     return NULL;
 }
 
-/* Curator's protected mode: A's create goes through but its reply is
- * lost; A's client gives the connection up, reconnects within its
- * session, finds the node that carries its uuid and holds the lock with
- * it. A client that created again would hold with a second node. */
+/* A's create goes through but its reply is lost; A's client gives the
+ * connection up, reconnects within its session, and holds the lock with
+ * the node it made: v10 finds it its session's (ephemeralOwner), v11 by
+ * its uuid (Curator's protected mode). A v10 that did not look would
+ * wait for its own node or fail; a v11 that created again would hold
+ * with a second node. */
 START_TEST(test_zk_lost_create_adopted)
 {
     zhandle_t *zh = zk_open();
     char made[512], held[512];
+    long long made_czxid = 0, held_czxid;
     dlock_config cfg;
     relay r;
     waiter w;
     pthread_t t;
     int64_t deadline;
 
-    harness_title("a create whose reply was lost: A finds its node by its uuid and holds with "
-                  "it, no second node");
+    harness_title("a create whose reply was lost: A finds the node it made and holds with it, "
+                  "no second node");
     relay_start(&r, harness_ensemble()->port);
     harness_config(&cfg, harness_server(), LOST_LEASE_MS, 0);
     cfg.port = r.port;
@@ -371,20 +376,22 @@ START_TEST(test_zk_lost_create_adopted)
     atomic_store(&lost_returned, 0);
     ck_assert_msg(pthread_create(&t, NULL, acquire_in_thread, &w) == 0, "no thread");
     deadline = harness_now_ms() + 20 * LOST_LEASE_MS;
-    while (first_child(zh, "lost", made, sizeof(made)) == 0 && harness_now_ms() < deadline)
+    while ((made_czxid = lock_node(zh, "lost", made, sizeof(made))) == 0 &&
+           harness_now_ms() < deadline)
         harness_sleep_ms(5);
     /* A holds, or gave up: its acquire has returned. */
     deadline = harness_now_ms() + 20 * LOST_LEASE_MS;
     while (!atomic_load(&lost_returned) && harness_now_ms() < deadline)
         harness_sleep_ms(5);
-    first_child(zh, "lost", held, sizeof(held));
+    held_czxid = lock_node(zh, "lost", held, sizeof(held));
     atomic_store(&lost_release, 1);
     pthread_join(t, NULL);
     ck_assert_msg(made[0] != '\0', "A's create made no node within %d ms", 20 * LOST_LEASE_MS);
     ck_assert_msg(w.rc == DLOCK_OK, "A's acquire after its create's reply was lost got %s (%s)",
                   harness_result(w.rc), dlock_errstr(w.l));
-    ck_assert_msg(strcmp(held, made) == 0, "A held the lock with node %s; expected the node "
-                  "its lost create made, %s", held, made);
+    ck_assert_msg(strcmp(held, made) == 0 && held_czxid == made_czxid, "A held the lock with "
+                  "node %s (czxid %lld); expected the node its lost create made, %s (czxid %lld)",
+                  held, held_czxid, made, made_czxid);
     ck_assert_msg(lost_release_rc == DLOCK_OK, "A's release got %s (%s)",
                   harness_result(lost_release_rc), dlock_errstr(w.l));
     dlock_free(w.l);
@@ -395,13 +402,14 @@ END_TEST
 
 void zk_add_queue_tcases(Suite *s, int own)
 {
-    const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for,
-                             test_zk_lost_create_adopted };
+    const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for };
     /* The last kills the leader. */
     const TTest *token[] = { test_zk_token_is_czxid, test_zk_token_across_leader_change };
 
     if (CAPS.queue && !own)
         ADD_TESTS(zk_tcase(s, "queue"), queue);
+    if (!own)
+        tcase_add_test(zk_tcase(s, "lost-reply"), test_zk_lost_create_adopted);
     if (CAPS.token && own)
         ADD_TESTS(zk_own_tcase(s, "token"), token);
 }
