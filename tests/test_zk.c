@@ -378,21 +378,41 @@ END_TEST
 
 /* What the continued holder says: its release's and next acquire's
  * results, and the acquire's reason when it failed. */
+/* Another thread of the holder's handle releases REENTRIES times: the
+ * count of those that were not NOT_OWNER. */
+static void *release_many(void *arg)
+{
+    attempt *a = arg;
+
+    a->release_rc = 0;
+    for (int i = 0; i < REENTRIES; i++)
+        a->release_rc += dlock_release(a->l) != DLOCK_NOT_OWNER;
+    return NULL;
+}
+
 /* Curator's re-entry costs nothing: the holding thread's acquires, and
- * its releases but the last, are a count in the handle. 2 x REENTRIES
- * calls of ours; the servers may count a few pings meanwhile, not one
- * request per call. */
+ * its releases but the last, are a count in the handle, and another
+ * thread's release is NOT_OWNER with no call. 3 x REENTRIES calls of
+ * ours; the servers may count a few pings meanwhile, not one request
+ * per call. */
 START_TEST(test_zk_reentry_quiet)
 {
     long long requests;
     counts before, after;
+    attempt other;
+    pthread_t t;
     dlock *a;
     int i, rc;
 
-    harness_title("%d re-entries and %d releases but the last send nothing to the ensemble",
-                  REENTRIES, REENTRIES);
+    harness_title("%d re-entries, as many releases but the last, and as many releases by "
+                  "another thread send nothing to the ensemble", REENTRIES);
     a = take("A", "quiet", LEASE_MS);
+    other = (attempt){ a, -1, -1, 0 };
     before = counts_now();
+    ck_assert_msg(pthread_create(&t, NULL, release_many, &other) == 0, "no thread");
+    pthread_join(t, NULL);
+    ck_assert_msg(other.release_rc == 0, "%d of another thread's %d releases were not NOT_OWNER",
+                  other.release_rc, REENTRIES);
     for (i = 0; i < REENTRIES; i++) {
         rc = dlock_acquire(a);
         ck_assert_msg(rc == DLOCK_OK, "A's re-entry %d got %s (%s)", i + 1, harness_result(rc),
@@ -403,8 +423,8 @@ START_TEST(test_zk_reentry_quiet)
     after = counts_now();
     requests = requests_between(&before, &after);
     ck_assert_msg(requests < REENTRIES / 2, "the servers counted %lld requests during A's %d "
-                  "re-entries and as many releases; expected none but a few pings", requests,
-                  REENTRIES);
+                  "re-entries and as many releases of two threads; expected none but a few "
+                  "pings", requests, REENTRIES);
     release_ok(a, "A");
     dlock_free(a);
 }
