@@ -400,9 +400,43 @@ START_TEST(test_zk_lost_create_adopted)
 }
 END_TEST
 
+/* Curator's layout, node for node: the holder's node an ephemeral
+ * sequential child of the lock's node, named _c_<uuid>-lock-<10 digits>.
+ * (That the lock's node is a container a client cannot see: the server
+ * reports its ephemeralOwner as 0.) */
+START_TEST(test_zk_curator_layout)
+{
+    zhandle_t *zh = zk_open();
+    char path[512];
+    struct Stat st;
+    const char *name;
+    dlock *a;
+    size_t n;
+
+    harness_title("the holder's node is _c_<uuid>-lock-<10 digits>, ephemeral, as Curator "
+                  "names it");
+    a = take("A", "layout", LEASE_MS);
+    ck_assert_msg(lock_node(zh, "layout", path, sizeof(path)) != 0, "A's node is not there");
+    name = strrchr(path, '/') + 1;
+    n = strlen(name);
+    ck_assert_msg(strncmp(name, "_c_", 3) == 0 && n == 3 + 36 + 6 + 10 &&
+                  strncmp(name + 3 + 36, "-lock-", 6) == 0 &&
+                  strspn(name + n - 10, "0123456789") == 10 &&
+                  strspn(name + 3, "0123456789abcdef-") == 36 + 1 /* and "-lock" */,
+                  "A's node %s is not named "
+                  "_c_<uuid>-lock-<10 digits>", name);
+    ck_assert_msg(zoo_exists(zh, path, 0, &st) == ZOK && st.ephemeralOwner != 0,
+                  "A's node %s is not ephemeral", path);
+    release_ok(a, "A");
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
 void zk_add_queue_tcases(Suite *s, int own)
 {
-    const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for };
+    const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for,
+                             test_zk_curator_layout };
     /* The last kills the leader. */
     const TTest *token[] = { test_zk_token_is_czxid, test_zk_token_across_leader_change };
 
