@@ -61,8 +61,8 @@ static int counter_set(void *conn, long long n)
 
     rc = zoo_set(conn, COUNTER, buf, len, -1);
     if (rc == ZNONODE) {
-        zoo_create(conn, COUNTERS, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        rc = zoo_create(conn, COUNTER, buf, len, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        zoo_create(conn, COUNTERS, NULL, -1, &ZOO_CREATOR_ALL_ACL, 0, NULL, 0);
+        rc = zoo_create(conn, COUNTER, buf, len, &ZOO_CREATOR_ALL_ACL, 0, NULL, 0);
     }
     if (rc != ZOK)
         fprintf(stderr, "counter %s: %s\n", COUNTER, zerror(rc));

@@ -178,10 +178,10 @@ static void curator_node(zhandle_t *zh, const char *name, char *out, size_t len)
     int rc;
 
     zk_path(dir, sizeof(dir), name);
-    zoo_create(zh, "/lockstep", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
-    zoo_create(zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0);
+    zoo_create(zh, "/lockstep", NULL, -1, &ZOO_CREATOR_ALL_ACL, ZOO_PERSISTENT, NULL, 0);
+    zoo_create(zh, dir, NULL, -1, &ZOO_CREATOR_ALL_ACL, ZOO_CONTAINER, NULL, 0);
     snprintf(prefix, sizeof(prefix), "%s/_c_0f8e6a9c-3d2b-4c1a-9e7f-5b4a3c2d1e0f-lock-", dir);
-    rc = zoo_create(zh, prefix, "127.0.0.1", 9, &ZOO_OPEN_ACL_UNSAFE,
+    rc = zoo_create(zh, prefix, "127.0.0.1", 9, &ZOO_CREATOR_ALL_ACL,
                     ZOO_EPHEMERAL_SEQUENTIAL, out, (int)len);
     ck_assert_msg(rc == ZOK, "the Curator-named node was not made: %s", zerror(rc));
 }
