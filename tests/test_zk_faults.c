@@ -217,6 +217,22 @@ START_TEST(test_zk_no_ensemble)
 }
 END_TEST
 
+/* dlock_config_init's ensemble: one server at 127.0.0.1:2181, ZooKeeper's
+ * port, and no password. */
+START_TEST(test_zk_defaults)
+{
+    dlock_config cfg;
+
+    harness_title("the default config names one server at 127.0.0.1:2181, no password");
+    dlock_config_init(&cfg);
+    ck_assert_msg(cfg.host != NULL && strcmp(cfg.host, "127.0.0.1") == 0 && cfg.port == 2181 &&
+                  cfg.nodes == 1 && cfg.password == NULL, "the default config names %s:%d, "
+                  "%d nodes, password %s; expected 127.0.0.1:2181, 1 node, none",
+                  cfg.host ? cfg.host : "(null)", cfg.port, cfg.nodes,
+                  cfg.password ? "set" : "none");
+}
+END_TEST
+
 /* What dlock_new refuses, each in its own words; the handle's calls say so. */
 START_TEST(test_zk_bad_config)
 {
@@ -334,7 +350,7 @@ void zk_add_fault_tcases(Suite *s, int own)
 {
     const TTest *load[] = { test_zk_counter_contention, test_zk_shared_handle };
     const TTest *errors[] = { test_zk_no_ensemble, test_zk_bad_config,
-                              test_zk_strangers_refused };
+                              test_zk_strangers_refused, test_zk_defaults };
     TCase *clock;
 
     if (!own) {
