@@ -354,7 +354,7 @@ course-test: check-deps
 $(BUILD)/sim/servers/zk_observer.o: CFLAGS += $(ZK_CFLAGS)
 $(BUILD)/sim/servers/mariadbd.o: CFLAGS += -DSIM_MARIADB_DATA='"$(CURDIR)/$(MARIADB_DATA)"'
 $(BUILD)/sim/servers/mariadbd.o: Makefile
-$(BUILD)/sim/servers/ensemble.o: CFLAGS += -DSIM_ZK_JAR='"$(ZK_JAR)"' \
+$(BUILD)/sim/servers/ensemble.o: CFLAGS += $(ZK_CFLAGS) -DSIM_ZK_JAR='"$(ZK_JAR)"' \
     -DSIM_ZK_CLASS_PATH='"$(ZK_CLASS_PATH)"' -DSIM_ZK_JAVA_OPTS='"$(ZK_JAVA_OPTS)"'
 $(BUILD)/sim/servers/ensemble.o: Makefile
 

@@ -111,6 +111,24 @@ static void drop_session(dlock_zk *z)
     z->zh = NULL;
 }
 
+/* With a password, the connected session authenticates as DLOCK_ZK_USER
+ * before any request of ours: the library sends the credential ahead of
+ * them, and again on every reconnect. An ensemble that enforces authentication
+ * serves no request of a session without it, and the lock's nodes admit
+ * only their creator's id. */
+static int add_auth(dlock_zk *z)
+{
+    char cred[DLOCK_ERRSTR_LEN];
+    int n, rc;
+
+    if (z->cfg.password == NULL)
+        return DLOCK_OK;
+    n = snprintf(cred, sizeof(cred), "%s:%s", DLOCK_ZK_USER, z->cfg.password);
+    rc = zoo_add_auth(z->zh, "digest", cred, n, NULL, NULL);
+    return rc == ZOK ? DLOCK_OK : dlock_zk_error(z, "cannot add the digest credential: %s",
+                                                 zerror(rc));
+}
+
 /* A new session, connected, with the lease as its timeout. The server
  * may grant another timeout than the one asked for (its tickTime's
  * bounds): a lock whose lease is not what the caller set refuses to work. */
@@ -134,6 +152,10 @@ static int open_session(dlock_zk *z)
         }
         wait_change(z, seen, left);
         seen = dlock_zk_events(z);
+    }
+    if (add_auth(z) != DLOCK_OK) {
+        drop_session(z);
+        return DLOCK_ERR;
     }
     if (zoo_recv_timeout(z->zh) != z->cfg.lease_ms) {
         dlock_zk_error(z, "the ensemble granted a session of %d ms, not the lease of %ld ms: "
@@ -189,9 +211,14 @@ int dlock_zk_unknown(int rc)
     return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
 }
 
+const struct ACL_vector *dlock_zk_acl(const dlock_zk *z)
+{
+    return z->cfg.password != NULL ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+}
+
 int dlock_zk_make_root(dlock_zk *z)
 {
-    int rc = zoo_create(z->zh, DLOCK_ZK_ROOT, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
+    int rc = zoo_create(z->zh, DLOCK_ZK_ROOT, NULL, -1, dlock_zk_acl(z), ZOO_PERSISTENT,
                         NULL, 0);
 
     return rc == ZNODEEXISTS ? ZOK : rc;
@@ -235,9 +262,10 @@ static int check_config(dlock_zk *z, const char *name, const dlock_config *cfg)
         cfg->port + cfg->nodes - 1 > 65535)
         return dlock_zk_error(z, "the ensemble needs a host, ports within 1..65535 and "
                               "timeout_ms > 0");
-    if (cfg->password != NULL)
-        return dlock_zk_error(z, "password is set: this stage does not authenticate to "
-                              "ZooKeeper; give NULL");
+    if (cfg->password != NULL && (cfg->password[0] == '\0' ||
+                                  strlen(cfg->password) > DLOCK_ERRSTR_LEN / 2))
+        return dlock_zk_error(z, "password is empty or longer than %d bytes: give the "
+                              "ensemble's digest password, or NULL", DLOCK_ERRSTR_LEN / 2);
     return DLOCK_OK;
 }
 

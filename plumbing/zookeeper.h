@@ -24,6 +24,7 @@
 #define DLOCK_ZK_ID_BYTES 16       /* 128 random bits: no other client will draw them */
 #define DLOCK_ZK_OWNER_LEN 64      /* an owner: 32 hex digits, ':', a thread id, and room */
 #define DLOCK_ZK_AGAIN 100         /* a try: what it looked at moved; try again at once */
+#define DLOCK_ZK_USER "lockstep"   /* the digest user a password authenticates as */
 
 typedef struct dlock_zk {
     char errstr[DLOCK_ERRSTR_LEN]; /* why the last call failed, "" if none */
@@ -84,6 +85,11 @@ void dlock_zk_watcher(zhandle_t *zh, int type, int state, const char *path, void
 
 /* The count of notifications so far: read it before setting a watch. */
 unsigned long dlock_zk_events(dlock_zk *z);
+
+/* The ACL of every node a stage creates: with a password, its creator's
+ * (the digest id lockstep:<password>) alone may read, change or delete
+ * it; without one, anyone may. */
+const struct ACL_vector *dlock_zk_acl(const dlock_zk *z);
 
 /* Creates ROOT when it is missing: ZOK when it is there, or the error. */
 int dlock_zk_make_root(dlock_zk *z);

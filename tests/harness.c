@@ -385,7 +385,7 @@ void harness_config(dlock_config *cfg, const sim_server *s, long lease_ms,
         cfg->nodes = harness_nodes();
         cfg->provider = &tcase_provider;
     }
-    if (!STAGE_ZOOKEEPER && sim_password()[0] != '\0')
+    if (sim_password()[0] != '\0')
         cfg->password = sim_password(); /* the run's (password.h), drawn at its start */
     cfg->host = "127.0.0.1";
     cfg->port = s->port;

@@ -39,6 +39,7 @@
 #define WAITERS 3          /* the herd test's waiters */
 #define MNTR_LEN 65536     /* a 3.8 server's mntr answer is about 17 KB */
 #define MNTR_TRIES 5       /* a busy JVM may miss a four-letter word */
+#define REENTRIES 40       /* the quiet re-entry test's acquires, and as many releases */
 
 /* ---- basics ---------------------------------------------------------------------- */
 
@@ -290,7 +291,7 @@ static void every_server_caught_up(void)
     int i;
 
     for (i = 0; i < e->nodes; i++) {
-        zh = zk_client_open(e->port + i, 1, LIVE_LEASE_MS * 30);
+        zh = zk_client_open(e->port + i, 1, LIVE_LEASE_MS * 30, e->password);
         ck_assert_msg(zk_sync(zh) == 0, "node %d did not answer a sync", i);
         zookeeper_close(zh);
     }
@@ -377,6 +378,58 @@ END_TEST
 
 /* What the continued holder says: its release's and next acquire's
  * results, and the acquire's reason when it failed. */
+/* Another thread of the holder's handle releases REENTRIES times: the
+ * count of those that were not NOT_OWNER. */
+static void *release_many(void *arg)
+{
+    attempt *a = arg;
+
+    a->release_rc = 0;
+    for (int i = 0; i < REENTRIES; i++)
+        a->release_rc += dlock_release(a->l) != DLOCK_NOT_OWNER;
+    return NULL;
+}
+
+/* Curator's re-entry costs nothing: the holding thread's acquires, and
+ * its releases but the last, are a count in the handle, and another
+ * thread's release is NOT_OWNER with no call. 3 x REENTRIES calls of
+ * ours; the servers may count a few pings meanwhile, not one request
+ * per call. */
+START_TEST(test_zk_reentry_quiet)
+{
+    long long requests;
+    counts before, after;
+    attempt other;
+    pthread_t t;
+    dlock *a;
+    int i, rc;
+
+    harness_title("%d re-entries, as many releases but the last, and as many releases by "
+                  "another thread send nothing to the ensemble", REENTRIES);
+    a = take("A", "quiet", LEASE_MS);
+    other = (attempt){ a, -1, -1, 0 };
+    before = counts_now();
+    ck_assert_msg(pthread_create(&t, NULL, release_many, &other) == 0, "no thread");
+    pthread_join(t, NULL);
+    ck_assert_msg(other.release_rc == 0, "%d of another thread's %d releases were not NOT_OWNER",
+                  other.release_rc, REENTRIES);
+    for (i = 0; i < REENTRIES; i++) {
+        rc = dlock_acquire(a);
+        ck_assert_msg(rc == DLOCK_OK, "A's re-entry %d got %s (%s)", i + 1, harness_result(rc),
+                      dlock_errstr(a));
+    }
+    for (i = 0; i < REENTRIES; i++)
+        release_ok(a, "A");
+    after = counts_now();
+    requests = requests_between(&before, &after);
+    ck_assert_msg(requests < REENTRIES / 2, "the servers counted %lld requests during A's %d "
+                  "re-entries and as many releases of two threads; expected none but a few "
+                  "pings", requests, REENTRIES);
+    release_ok(a, "A");
+    dlock_free(a);
+}
+END_TEST
+
 typedef struct continued {
     int rc[2];
     char why[DLOCK_ERRSTR_LEN];
@@ -493,6 +546,8 @@ Suite *zk_suite(void)
     ADD_TESTS(basics, first);
     if (CAPS.reentrant)
         tcase_add_test(basics, test_zk_reentry);
+    if (CAPS.reentrant)
+        tcase_add_test(basics, test_zk_reentry_quiet);
     tcase_add_test(basics, test_zk_self_deadlock);
     tcase_add_test(basics, test_zk_release_by_non_owner);
     tcase_add_test(basics, test_zk_release_by_other_thread);

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "zk_client.h"
+#include "zk_observer.h"
 #include "zk_tests.h"
 
 #define LEASE_MS 10000     /* never runs out during a test */
@@ -60,8 +61,8 @@ static int counter_set(void *conn, long long n)
 
     rc = zoo_set(conn, COUNTER, buf, len, -1);
     if (rc == ZNONODE) {
-        zoo_create(conn, COUNTERS, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        rc = zoo_create(conn, COUNTER, buf, len, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        zoo_create(conn, COUNTERS, NULL, -1, &ZOO_CREATOR_ALL_ACL, 0, NULL, 0);
+        rc = zoo_create(conn, COUNTER, buf, len, &ZOO_CREATOR_ALL_ACL, 0, NULL, 0);
     }
     if (rc != ZOK)
         fprintf(stderr, "counter %s: %s\n", COUNTER, zerror(rc));
@@ -216,6 +217,22 @@ START_TEST(test_zk_no_ensemble)
 }
 END_TEST
 
+/* dlock_config_init's ensemble: one server at 127.0.0.1:2181, ZooKeeper's
+ * port, and no password. */
+START_TEST(test_zk_defaults)
+{
+    dlock_config cfg;
+
+    harness_title("the default config names one server at 127.0.0.1:2181, no password");
+    dlock_config_init(&cfg);
+    ck_assert_msg(cfg.host != NULL && strcmp(cfg.host, "127.0.0.1") == 0 && cfg.port == 2181 &&
+                  cfg.nodes == 1 && cfg.password == NULL, "the default config names %s:%d, "
+                  "%d nodes, password %s; expected 127.0.0.1:2181, 1 node, none",
+                  cfg.host ? cfg.host : "(null)", cfg.port, cfg.nodes,
+                  cfg.password ? "set" : "none");
+}
+END_TEST
+
 /* What dlock_new refuses, each in its own words; the handle's calls say so. */
 START_TEST(test_zk_bad_config)
 {
@@ -228,7 +245,7 @@ START_TEST(test_zk_bad_config)
         { "a/b", "'/'", LEASE_MS, 3, NULL },
         { "lease", "lease_ms", 10, 3, NULL },
         { "nodes", "ensemble's size", LEASE_MS, 0, NULL },
-        { "secret", "password", LEASE_MS, 3, "pw" },
+        { "secret", "password", LEASE_MS, 3, "" },
         /* lock.h allows 50 ms; the ensemble's shortest session is 100 */
         { "short", "granted a session", 50, 3, NULL },
     };
@@ -249,10 +266,91 @@ START_TEST(test_zk_bad_config)
 }
 END_TEST
 
+/* ---- strangers: only the run's clients get in -------------------------------------- */
+
+/* The lock's node as the holder's session sees it: v10's, or the first
+ * of v11's children. */
+static void held_node(zhandle_t *zh, const char *name, char *out, size_t len)
+{
+    struct String_vector kids = { 0, NULL };
+    int rc;
+
+    zk_path(out, len, name);
+    if (zoo_exists(zh, out, 0, NULL) == ZOK && zoo_get_children(zh, out, 0, &kids) == ZOK &&
+        kids.count > 0)
+        snprintf(out + strlen(out), len - strlen(out), "/%s", kids.data[0]);
+    deallocate_String_vector(&kids);
+    rc = zoo_exists(zh, out, 0, NULL);
+    ck_assert_msg(rc == ZOK, "the holder's node %s: %s", out, zerror(rc));
+}
+
+/* Each call a stranger could make on the lock, refused: the first with
+ * first, every one with expect when it is not ZOK. */
+static void assert_refused(zhandle_t *zh, const char *who, const char *node, int first,
+                           int expect)
+{
+    char buf[64], root[128];
+    struct String_vector kids = { 0, NULL };
+    const char *what[] = { "list /", "list " SIM_ZK_ROOT, "read the lock's node",
+                           "delete the lock's node", "create /stranger",
+                           "create under " SIM_ZK_ROOT, "create under /zookeeper" };
+    int rc[7], len = sizeof(buf), i;
+
+    snprintf(root, sizeof(root), "%s/stranger", SIM_ZK_ROOT);
+    rc[0] = zoo_get_children(zh, "/", 0, &kids);
+    deallocate_String_vector(&kids);
+    rc[1] = zoo_get_children(zh, SIM_ZK_ROOT, 0, &kids);
+    deallocate_String_vector(&kids);
+    rc[2] = zoo_get(zh, node, 0, buf, &len, NULL);
+    rc[3] = zoo_delete(zh, node, -1);
+    rc[4] = zoo_create(zh, "/stranger", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    rc[5] = zoo_create(zh, root, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    rc[6] = zoo_create(zh, "/zookeeper/quota/stranger", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0,
+                       NULL, 0);
+    ck_assert_msg(rc[0] == first, "%s tried to %s: %s; expected %s", who, what[0],
+                  zerror(rc[0]), zerror(first));
+    for (i = 1; i < 7; i++)
+        ck_assert_msg(expect == ZOK ? rc[i] != ZOK : rc[i] == expect,
+                      "%s could %s (%s); expected %s", who, what[i], zerror(rc[i]),
+                      expect == ZOK ? "a refusal" : zerror(expect));
+}
+
+/* The ensemble lets in only sessions that authenticated by digest, and
+ * the root, ROOT and the lock's nodes only the run's id: a client
+ * without the run's password can neither read, delete nor create. */
+START_TEST(test_zk_strangers_refused)
+{
+    const sim_ensemble *e = harness_ensemble();
+    zhandle_t *ours = zk_open(), *guess, *anon;
+    char node[256];
+    dlock *a;
+
+    harness_title("a client without the run's password can neither read, delete nor create");
+    a = take("A", "guarded", LEASE_MS);
+    held_node(ours, "guarded", node, sizeof(node));
+    /* A digest of its own making: digest accepts any user:password. */
+    guess = zk_client_open(e->port, e->nodes, LEASE_MS, "not-the-run-s-password");
+    assert_refused(guess, "a client with another password", node, ZNOAUTH, ZNOAUTH);
+    zookeeper_close(guess);
+    /* No credential at all: the ensemble closes its session at its
+     * first request, and serves it none. */
+    anon = zk_client_open(e->port, e->nodes, LEASE_MS, NULL);
+    assert_refused(anon, "a client with no credential", node, ZSESSIONCLOSEDREQUIRESASLAUTH,
+                   ZOK);
+    zookeeper_close(anon);
+    ck_assert_msg(zoo_exists(ours, node, 0, NULL) == ZOK, "A's node %s went while strangers "
+                  "tried it", node);
+    release_ok(a, "A");
+    dlock_free(a);
+    zk_close(ours);
+}
+END_TEST
+
 void zk_add_fault_tcases(Suite *s, int own)
 {
     const TTest *load[] = { test_zk_counter_contention, test_zk_shared_handle };
-    const TTest *errors[] = { test_zk_no_ensemble, test_zk_bad_config };
+    const TTest *errors[] = { test_zk_no_ensemble, test_zk_bad_config,
+                              test_zk_strangers_refused, test_zk_defaults };
     TCase *clock;
 
     if (!own) {

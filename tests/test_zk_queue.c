@@ -2,14 +2,20 @@
  * them (v11, Curator's InterProcessMutex): waiters served in the order
  * they came, a Curator client's node waited for, and the czxid as a
  * fencing token that grows from holder to holder, also across a leader
- * change (the contract of tests/test_zk.c, continued). */
+ * change; and in both stages, a create whose reply was lost adopted, not
+ * made twice (the contract of tests/test_zk.c, continued). */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "harness.h"
 #include "zk_tests.h"
@@ -17,6 +23,9 @@
 #define LEASE_MS 10000     /* never runs out during a test */
 #define SHORT_MS 300       /* a waiter's budget, and the steps between arrivals */
 #define WAITERS 3          /* the order test's queue */
+#define LOST_LEASE_MS 1500 /* the lost reply's session: its client gives the
+                            * connection up after two thirds of it */
+#define RELAY_POLL_MS 20   /* the relay looks at its stop flag this often */
 
 /* The czxid of the only child of the lock name, read by the test. */
 static long long czxid_of_holder(zhandle_t *zh, const char *name)
@@ -169,10 +178,10 @@ static void curator_node(zhandle_t *zh, const char *name, char *out, size_t len)
     int rc;
 
     zk_path(dir, sizeof(dir), name);
-    zoo_create(zh, "/lockstep", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
-    zoo_create(zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0);
+    zoo_create(zh, "/lockstep", NULL, -1, &ZOO_CREATOR_ALL_ACL, ZOO_PERSISTENT, NULL, 0);
+    zoo_create(zh, dir, NULL, -1, &ZOO_CREATOR_ALL_ACL, ZOO_CONTAINER, NULL, 0);
     snprintf(prefix, sizeof(prefix), "%s/_c_0f8e6a9c-3d2b-4c1a-9e7f-5b4a3c2d1e0f-lock-", dir);
-    rc = zoo_create(zh, prefix, "127.0.0.1", 9, &ZOO_OPEN_ACL_UNSAFE,
+    rc = zoo_create(zh, prefix, "127.0.0.1", 9, &ZOO_CREATOR_ALL_ACL,
                     ZOO_EPHEMERAL_SEQUENTIAL, out, (int)len);
     ck_assert_msg(rc == ZOK, "the Curator-named node was not made: %s", zerror(rc));
 }
@@ -207,14 +216,234 @@ START_TEST(test_zk_curator_node_waited_for)
 }
 END_TEST
 
+/* ---- a lost reply: a relay that swallows the server's answers ------------------------ */
+
+/* One client at a time, to one server: bytes go both ways, except that
+ * while mute is set the server's are read and dropped (the client's
+ * still arrive). A connection that ends clears mute: the client's next
+ * one carries both ways, as after a lost reply. */
+typedef struct relay {
+    int listen_fd, port, server_port;
+    atomic_int mute, stop;
+    pthread_t thread;
+} relay;
+
+static int relay_socket(int port, int listening)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    socklen_t len = sizeof(a);
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (listening ? bind(fd, (struct sockaddr *)&a, len) != 0 || listen(fd, 4) != 0
+                  : connect(fd, (struct sockaddr *)&a, len) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Carries one connection until either side ends it, or stop. */
+static void relay_pair(relay *r, int client, int server)
+{
+    struct pollfd p[2] = { { client, POLLIN, 0 }, { server, POLLIN, 0 } };
+    char buf[4096];
+    ssize_t n;
+
+    while (!atomic_load(&r->stop)) {
+        if (poll(p, 2, RELAY_POLL_MS) <= 0)
+            continue;
+        if (p[0].revents && ((n = read(client, buf, sizeof(buf))) <= 0 ||
+                             write(server, buf, (size_t)n) != n))
+            break;
+        if (p[1].revents && (n = read(server, buf, sizeof(buf))) <= 0)
+            break;
+        if (p[1].revents && !atomic_load(&r->mute) && write(client, buf, (size_t)n) != n)
+            break;
+    }
+    atomic_store(&r->mute, 0);
+}
+
+static void *relay_run(void *arg)
+{
+    relay *r = arg;
+    struct pollfd p = { r->listen_fd, POLLIN, 0 };
+    int client, server;
+
+    while (!atomic_load(&r->stop)) {
+        if (poll(&p, 1, RELAY_POLL_MS) <= 0 || (client = accept(r->listen_fd, NULL, NULL)) < 0)
+            continue;
+        if ((server = relay_socket(r->server_port, 0)) >= 0) {
+            relay_pair(r, client, server);
+            close(server);
+        }
+        close(client);
+    }
+    return NULL;
+}
+
+static void relay_start(relay *r, int server_port)
+{
+    char err[128];
+
+    memset(r, 0, sizeof(*r));
+    r->server_port = server_port;
+    r->port = sim_server_free_ports(1, err, sizeof(err));
+    ck_assert_msg(r->port > 0, "%s", err);
+    r->listen_fd = relay_socket(r->port, 1);
+    ck_assert_msg(r->listen_fd >= 0, "the relay cannot listen on port %d", r->port);
+    ck_assert_msg(pthread_create(&r->thread, NULL, relay_run, r) == 0, "no relay thread");
+}
+
+static void relay_stop(relay *r)
+{
+    atomic_store(&r->stop, 1);
+    pthread_join(r->thread, NULL);
+    close(r->listen_fd);
+}
+
+/* The lock's node as the test's session finds it: v10's node, or the
+ * first of v11's children, into out ("" when there is none); its czxid,
+ * or 0. */
+static long long lock_node(zhandle_t *zh, const char *name, char *out, size_t len)
+{
+    struct String_vector kids = { 0, NULL };
+    struct Stat st;
+
+    zk_path(out, len, name);
+    if (CAPS.queue && zoo_get_children(zh, out, 0, &kids) == ZOK && kids.count > 0)
+        snprintf(out + strlen(out), len - strlen(out), "/%s", kids.data[0]);
+    else if (CAPS.queue)
+        out[0] = '\0';
+    deallocate_String_vector(&kids);
+    if (out[0] == '\0' || zoo_exists(zh, out, 0, &st) != ZOK) {
+        out[0] = '\0';
+        return 0;
+    }
+    return st.czxid;
+}
+
+static atomic_int lost_returned; /* set: the lost-reply test's acquire returned */
+static atomic_int lost_release;  /* set: its holder may release */
+static int lost_release_rc;      /* what that release returned */
+
+/* The holding thread's: acquires, and once told, releases. */
+static void *acquire_in_thread(void *arg)
+{
+    waiter *w = arg;
+
+    w->rc = dlock_acquire(w->l);
+    atomic_store(&lost_returned, 1);
+    while (w->rc == DLOCK_OK && !atomic_load(&lost_release))
+        harness_sleep_ms(5);
+    lost_release_rc = w->rc == DLOCK_OK ? dlock_release(w->l) : DLOCK_OK;
+    return NULL;
+}
+
+/* A's create goes through but its reply is lost; A's client gives the
+ * connection up, reconnects within its session, and holds the lock with
+ * the node it made: v10 finds it its session's (ephemeralOwner), v11 by
+ * its uuid (Curator's protected mode). A v10 that did not look would
+ * wait for its own node or fail; a v11 that created again would hold
+ * with a second node. */
+START_TEST(test_zk_lost_create_adopted)
+{
+    zhandle_t *zh = zk_open();
+    char made[512], held[512];
+    long long made_czxid = 0, held_czxid;
+    dlock_config cfg;
+    relay r;
+    waiter w;
+    pthread_t t;
+    int64_t deadline;
+
+    harness_title("a create whose reply was lost: A finds the node it made and holds with it, "
+                  "no second node");
+    relay_start(&r, harness_ensemble()->port);
+    harness_config(&cfg, harness_server(), LOST_LEASE_MS, 0);
+    cfg.port = r.port;
+    cfg.nodes = 1;
+    w = (waiter){ dlock_new("lost", &cfg), -1, 0 };
+    /* A's session first, through the relay, with both ways open. */
+    ck_assert_msg(dlock_acquire(w.l) == DLOCK_OK, "A could not take the free lock through the "
+                  "relay: %s", dlock_errstr(w.l));
+    release_ok(w.l, "A");
+    atomic_store(&r.mute, 1);
+    atomic_store(&lost_release, 0);
+    atomic_store(&lost_returned, 0);
+    ck_assert_msg(pthread_create(&t, NULL, acquire_in_thread, &w) == 0, "no thread");
+    deadline = harness_now_ms() + 20 * LOST_LEASE_MS;
+    while ((made_czxid = lock_node(zh, "lost", made, sizeof(made))) == 0 &&
+           harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    /* A holds, or gave up: its acquire has returned. */
+    deadline = harness_now_ms() + 20 * LOST_LEASE_MS;
+    while (!atomic_load(&lost_returned) && harness_now_ms() < deadline)
+        harness_sleep_ms(5);
+    held_czxid = lock_node(zh, "lost", held, sizeof(held));
+    atomic_store(&lost_release, 1);
+    pthread_join(t, NULL);
+    ck_assert_msg(made[0] != '\0', "A's create made no node within %d ms", 20 * LOST_LEASE_MS);
+    ck_assert_msg(w.rc == DLOCK_OK, "A's acquire after its create's reply was lost got %s (%s)",
+                  harness_result(w.rc), dlock_errstr(w.l));
+    ck_assert_msg(strcmp(held, made) == 0 && held_czxid == made_czxid, "A held the lock with "
+                  "node %s (czxid %lld); expected the node its lost create made, %s (czxid %lld)",
+                  held, held_czxid, made, made_czxid);
+    ck_assert_msg(lost_release_rc == DLOCK_OK, "A's release got %s (%s)",
+                  harness_result(lost_release_rc), dlock_errstr(w.l));
+    dlock_free(w.l);
+    relay_stop(&r);
+    zk_close(zh);
+}
+END_TEST
+
+/* Curator's layout, node for node: the holder's node an ephemeral
+ * sequential child of the lock's node, named _c_<uuid>-lock-<10 digits>.
+ * (That the lock's node is a container a client cannot see: the server
+ * reports its ephemeralOwner as 0.) */
+START_TEST(test_zk_curator_layout)
+{
+    zhandle_t *zh = zk_open();
+    char path[512];
+    struct Stat st;
+    const char *name;
+    dlock *a;
+    size_t n;
+
+    harness_title("the holder's node is _c_<uuid>-lock-<10 digits>, ephemeral, as Curator "
+                  "names it");
+    a = take("A", "layout", LEASE_MS);
+    ck_assert_msg(lock_node(zh, "layout", path, sizeof(path)) != 0, "A's node is not there");
+    name = strrchr(path, '/') + 1;
+    n = strlen(name);
+    ck_assert_msg(strncmp(name, "_c_", 3) == 0 && n == 3 + 36 + 6 + 10 &&
+                  strncmp(name + 3 + 36, "-lock-", 6) == 0 &&
+                  strspn(name + n - 10, "0123456789") == 10 &&
+                  strspn(name + 3, "0123456789abcdef-") == 36 + 1 /* and "-lock" */,
+                  "A's node %s is not named "
+                  "_c_<uuid>-lock-<10 digits>", name);
+    ck_assert_msg(zoo_exists(zh, path, 0, &st) == ZOK && st.ephemeralOwner != 0,
+                  "A's node %s is not ephemeral", path);
+    release_ok(a, "A");
+    dlock_free(a);
+    zk_close(zh);
+}
+END_TEST
+
 void zk_add_queue_tcases(Suite *s, int own)
 {
-    const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for };
+    const TTest *queue[] = { test_zk_waiters_in_order, test_zk_curator_node_waited_for,
+                             test_zk_curator_layout };
     /* The last kills the leader. */
     const TTest *token[] = { test_zk_token_is_czxid, test_zk_token_across_leader_change };
 
     if (CAPS.queue && !own)
         ADD_TESTS(zk_tcase(s, "queue"), queue);
+    if (!own)
+        tcase_add_test(zk_tcase(s, "lost-reply"), test_zk_lost_create_adopted);
     if (CAPS.token && own)
         ADD_TESTS(zk_own_tcase(s, "token"), token);
 }

@@ -9,9 +9,10 @@
 #include <stdint.h>
 #include <zookeeper/zookeeper.h>
 
-/* A session with servers 127.0.0.1:port .. port + nodes - 1, connected;
- * zookeeper_close ends it. */
-zhandle_t *zk_client_open(int port, int nodes, int session_ms);
+/* A session with servers 127.0.0.1:port .. port + nodes - 1, connected,
+ * authenticated with the ensemble's password (NULL: a stranger's session,
+ * with no credential); zookeeper_close ends it. */
+zhandle_t *zk_client_open(int port, int nodes, int session_ms, const char *password);
 
 /* Creates path (persistent, empty) and returns its ctime: the leader's
  * wall clock when it created it, in ms. */

@@ -21,7 +21,7 @@ zhandle_t *zk_open(void)
 
 zhandle_t *zk_open_on(const sim_ensemble *e, int session_ms)
 {
-    return zk_client_open(e->port, e->nodes, session_ms);
+    return zk_client_open(e->port, e->nodes, session_ms, e->password);
 }
 
 void zk_close(zhandle_t *zh)

@@ -30,7 +30,8 @@ void zk_add_fault_tcases(Suite *s, int own);
 /* Adds the tcases of tests/test_zk_queue.c, for a stage with a queue or
  * a token: the order of the waiters and a Curator client's node on the
  * shared ensemble (own 0); the czxid, then across a leader's death, on
- * an ensemble of its own (own 1). */
+ * an ensemble of its own (own 1). And for every ZooKeeper stage, on the
+ * shared ensemble: a create whose reply was lost. */
 void zk_add_queue_tcases(Suite *s, int own);
 
 /* A connected session on the tcase's ensemble; zk_close ends it. */

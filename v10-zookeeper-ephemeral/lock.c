@@ -46,11 +46,11 @@ struct dlock {
 static int create_node(dlock *l, const char *owner)
 {
     int rc = zoo_create(l->zk.zh, l->zk.path, owner, (int)strlen(owner),
-                        &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+                        dlock_zk_acl(&l->zk), ZOO_EPHEMERAL, NULL, 0);
 
     if (rc != ZNONODE || (rc = dlock_zk_make_root(&l->zk)) != ZOK)
         return rc;
-    return zoo_create(l->zk.zh, l->zk.path, owner, (int)strlen(owner), &ZOO_OPEN_ACL_UNSAFE,
+    return zoo_create(l->zk.zh, l->zk.path, owner, (int)strlen(owner), dlock_zk_acl(&l->zk),
                       ZOO_EPHEMERAL, NULL, 0);
 }
 

@@ -94,13 +94,13 @@ static int create_node(dlock *l, const char *uuid, char *out, long long *czxid)
     snprintf(prefix, sizeof(prefix), "%s/%s%s-%s", l->zk.path, CHILD_PREFIX, uuid, LOCK_NAME);
     dlock_zk_owner(&l->zk, owner, sizeof(owner));
     for (tries = 0; tries < 2; tries++) {
-        rc = zoo_create2(l->zk.zh, prefix, owner, (int)strlen(owner), &ZOO_OPEN_ACL_UNSAFE,
+        rc = zoo_create2(l->zk.zh, prefix, owner, (int)strlen(owner), dlock_zk_acl(&l->zk),
                          ZOO_EPHEMERAL_SEQUENTIAL, out, NODE_LEN, &st);
         if (rc != ZNONODE)
             break;
         rc = dlock_zk_make_root(&l->zk);
         if (rc == ZOK)
-            rc = zoo_create(l->zk.zh, l->zk.path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+            rc = zoo_create(l->zk.zh, l->zk.path, NULL, -1, dlock_zk_acl(&l->zk),
                             ZOO_CONTAINER, NULL, 0);
         if (rc != ZOK && rc != ZNODEEXISTS)
             return rc;

@@ -13,8 +13,11 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 
 public class Lock {
     static int setting(String name) {
@@ -41,17 +44,33 @@ public class Lock {
         }
     }
 
+    /* The nodes we create admit only the id we authenticated as. */
+    static class CreatorOnly implements ACLProvider {
+        public java.util.List<ACL> getDefaultAcl() {
+            return ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
+
+        public java.util.List<ACL> getAclForPath(String path) {
+            return ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String host = System.getenv("LOCKSTEP_HOST");
         StringBuilder hosts = new StringBuilder();
         for (int i = 0; i < setting("NODES"); i++)
             hosts.append(i > 0 ? "," : "").append(host).append(':').append(setting("PORT") + i);
-        CuratorFramework client = CuratorFrameworkFactory.builder()
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
             .connectString(hosts.toString())
             .sessionTimeoutMs(setting("LEASE_MS"))
             .connectionTimeoutMs(setting("TIMEOUT_MS"))
-            .retryPolicy(new RetryNTimes(3, setting("RETRY_MS")))
-            .build();
+            .retryPolicy(new RetryNTimes(3, setting("RETRY_MS")));
+        /* The ensemble lets in only its run's digest id. */
+        String password = System.getenv("LOCKSTEP_PASSWORD");
+        if (password != null)
+            builder.authorization("digest", ("lockstep:" + password).getBytes())
+                   .aclProvider(new CreatorOnly());
+        CuratorFramework client = builder.build();
         client.start();
         client.blockUntilConnected(15, TimeUnit.SECONDS);
         /* A first acquire loads and links most of Curator's classes, which

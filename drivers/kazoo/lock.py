@@ -12,6 +12,7 @@ import os
 import sys
 
 from kazoo.client import KazooClient
+from kazoo.security import CREATOR_ALL_ACL
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -33,7 +34,12 @@ def main():
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # stdout is the protocol's
     host, port = os.environ["LOCKSTEP_HOST"], setting("PORT")
     hosts = ",".join("%s:%d" % (host, port + i) for i in range(setting("NODES")))
-    client = KazooClient(hosts=hosts, timeout=setting("LEASE_MS") / 1000.0)
+    # The ensemble lets in only its run's digest id, and the nodes we
+    # create admit only it.
+    auth = [("digest", "lockstep:" + os.environ["LOCKSTEP_PASSWORD"])] \
+        if "LOCKSTEP_PASSWORD" in os.environ else None
+    client = KazooClient(hosts=hosts, timeout=setting("LEASE_MS") / 1000.0,
+                         auth_data=auth, default_acl=CREATOR_ALL_ACL if auth else None)
     client.start(timeout=15)
     # The ZooKeeper stages' root: the simulator's observer watches it.
     lock = client.Lock("/lockstep/" + os.environ["LOCKSTEP_LOCK"])

@@ -293,9 +293,11 @@ int sim_bench_zk_counts(sim_bench *b, sim_mntr *sum, char *errstr, size_t len);
 int sim_bench_zk_pair(int stage, const char *lock, sim_bench_pair *t, char *errstr,
                       size_t len);
 
-/* A session to 127.0.0.1:port, connected within timeout_ms; closed by
+/* A session to 127.0.0.1:port, authenticated with the ensemble's
+ * password as a stage's is, connected within timeout_ms; closed by
  * sim_bench_zk_close (idempotent). */
-int sim_bench_zk_open(sim_bench_zk *z, int port, long timeout_ms, char *errstr, size_t len);
+int sim_bench_zk_open(sim_bench_zk *z, int port, const char *password, long timeout_ms,
+                      char *errstr, size_t len);
 void sim_bench_zk_close(sim_bench_zk *z);
 
 /* One pass over the pair's requests on z; each one's time added to ns[]. */

@@ -82,7 +82,7 @@ int sim_bench_lines_open(sim_bench *b, int stage, sim_bench_lines *ls, char *err
     if (sim_bench_mariadb(stage))
         return (ls->mdb = sim_bench_mdb_open(b, errstr, len)) == NULL ? -1 : 0;
     if (sim_bench_zookeeper(stage))
-        return sim_bench_zk_open(&ls->zk, b->ens.port + b->zk_follower,
+        return sim_bench_zk_open(&ls->zk, b->ens.port + b->zk_follower, b->ens.password,
                                  SIM_BENCH_ZK_TIMEOUT_MS, errstr, len);
     for (ls->n = 0; ls->n < sim_stage_get(stage)->masters; ls->n++) {
         ls->c[ls->n] = sim_server_connect(&b->cl.node[ls->n], SIM_BENCH_TIMEOUT_MS, errstr, len);

@@ -187,7 +187,8 @@ static void no_watch(zhandle_t *zh, int type, int state, const char *path, void 
     (void)ctx;
 }
 
-int sim_bench_zk_open(sim_bench_zk *z, int port, long timeout_ms, char *errstr, size_t len)
+int sim_bench_zk_open(sim_bench_zk *z, int port, const char *password, long timeout_ms,
+                      char *errstr, size_t len)
 {
     unsigned char id[16];
     char host[32];
@@ -206,6 +207,7 @@ int sim_bench_zk_open(sim_bench_zk *z, int port, long timeout_ms, char *errstr, 
     z->zh = zookeeper_init2(host, no_watch, SIM_BENCH_LEASE_MS, NULL, NULL, 0, quiet);
     if (z->zh == NULL)
         return sim_error(errstr, len, "cannot open a ZooKeeper session to %s", host);
+    sim_ensemble_add_auth(z->zh, password);
     while (zoo_state(z->zh) != ZOO_CONNECTED_STATE) {
         if (sim_now_ns() > deadline) {
             sim_bench_zk_close(z);
@@ -229,11 +231,11 @@ void sim_bench_zk_close(sim_bench_zk *z)
 static int make_parents(sim_bench_zk *z, const char *child)
 {
     char parent[320];
-    int rc = zoo_create(z->zh, ROOT, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    int rc = zoo_create(z->zh, ROOT, NULL, -1, &ZOO_CREATOR_ALL_ACL, ZOO_PERSISTENT, NULL, 0);
 
     snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(child, '/') - child), child);
     if ((rc == ZOK || rc == ZNODEEXISTS) && strcmp(parent, ROOT) != 0)
-        rc = zoo_create(z->zh, parent, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0);
+        rc = zoo_create(z->zh, parent, NULL, -1, &ZOO_CREATOR_ALL_ACL, ZOO_CONTAINER, NULL, 0);
     return rc == ZNODEEXISTS ? ZOK : rc;
 }
 
@@ -244,9 +246,9 @@ static int create_once(sim_bench_zk *z, const char *path, int sequential)
     struct Stat st;
 
     if (sequential)
-        return zoo_create2(z->zh, path, z->owner, len, &ZOO_OPEN_ACL_UNSAFE,
+        return zoo_create2(z->zh, path, z->owner, len, &ZOO_CREATOR_ALL_ACL,
                            ZOO_EPHEMERAL_SEQUENTIAL, z->node, sizeof(z->node), &st);
-    return zoo_create(z->zh, path, z->owner, len, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+    return zoo_create(z->zh, path, z->owner, len, &ZOO_CREATOR_ALL_ACL, ZOO_EPHEMERAL,
                       z->node, sizeof(z->node));
 }
 

@@ -386,9 +386,10 @@ int sim_workload_init(sim_workload *w, sim_control *ctl, sim_history *h,
                ? atomic_load(&ctl->client[client].via_port[0])
                : atomic_load(&ctl->node_port[0]);
     cfg.timeout_ms = ctl->timeout_ms;
-    /* A library's driver (STAGE 0) connects by itself: it logs in with
-     * the run's password, as the provider does for a Redis stage. */
-    if (sim_stage_get(STAGE) == NULL && ctl->password[0] != '\0')
+    /* A lock that takes no provider (a ZooKeeper stage, a library's
+     * driver) logs in by itself with the run's password, as the provider
+     * does for a Redis or MariaDB stage. */
+    if (cfg.provider == NULL && ctl->password[0] != '\0')
         cfg.password = ctl->password;
     w->lock = dlock_new(ctl->lock_name, &cfg);
     free(link);

@@ -108,7 +108,8 @@ typedef struct sim_control {
     atomic_int node_port[SIM_NODES_MAX]; /* where each node lives now */
     char password[SIM_LOCK_NAME_LEN]; /* the run's password (password.h):
                                  * every connection of the provider, the
-                                 * observer's and the sentinel's sends AUTH */
+                                 * observer's and the sentinel's sends
+                                 * AUTH, a ZooKeeper session its digest */
     int nodes_auth;            /* the lock's nodes ask for the password
                                 * (Redis): the proxy answers a client's AUTH */
     int observed;              /* SIM_OBSERVED_*: whether an observer records

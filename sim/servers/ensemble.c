@@ -11,9 +11,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <zookeeper/zookeeper.h>
 
 #include "ensemble.h"
 #include "history.h"
+#include "password.h"
 #include "proc.h"
 #include "util.h"
 
@@ -32,6 +34,8 @@
 #define INIT_TICKS 200        /* initLimit: 10 s for a follower's first sync */
 #define SYNC_TICKS 40         /* syncLimit: 2 s a follower may lag on a busy machine */
 #define MAX_SESSION_MS 2147483647L /* any lease lock.h allows */
+#define LOCK_SESSION_MS 10000 /* the session that closes the root */
+#define LOCK_CONNECT_MS 10000 /* a loaded machine: a session takes a while */
 
 /* ---- srvr ---------------------------------------------------------------- */
 
@@ -187,6 +191,10 @@ static void java_args(const char **args, char *opts, char *tmp, char *cfg)
          word = strtok_r(NULL, " ", &save))
         args[n++] = word;
     args[n++] = class_data();
+    /* A session serves no request until it has authenticated by digest:
+     * the run's clients send the run's password first of all. */
+    args[n++] = "-Dzookeeper.enforce.auth.enabled=true";
+    args[n++] = "-Dzookeeper.enforce.auth.schemes=digest";
     args[n++] = tmp;
     args[n++] = "-cp";
     args[n++] = SIM_ZK_CLASS_PATH;
@@ -345,6 +353,56 @@ static int pick_ports(sim_ensemble *e, char *errstr, size_t len)
     return 0;
 }
 
+/* The run's password (password.h), the one its Redis servers ask for
+ * too: the ensemble's clients also talk to the run's resource server. */
+static int take_password(sim_ensemble *e, char *errstr, size_t len)
+{
+    if (sim_password_ready(errstr, len) != 0)
+        return -1;
+    snprintf(e->password, sizeof(e->password), "%s", sim_password());
+    return 0;
+}
+
+static void quiet(const char *message)
+{
+    (void)message;
+}
+
+int sim_ensemble_add_auth(zhandle_t *zh, const char *password)
+{
+    char cred[SIM_ENSEMBLE_PASSWORD_LEN + 16];
+    int n = snprintf(cred, sizeof(cred), "%s:%s", SIM_ENSEMBLE_USER, password);
+
+    return zoo_add_auth(zh, "digest", cred, n, NULL, NULL);
+}
+
+/* The ACLs of the root and of ZooKeeper's own nodes become the run's
+ * digest id's alone: a session that authenticated with another password
+ * (digest accepts any user:password, so enforcing it is not enough) can
+ * neither list nor create there. /zookeeper/config stays readable: the
+ * server does not let its ACL change. */
+static int lock_root(sim_ensemble *e, char *errstr, size_t len)
+{
+    static const char *const closed[] = { "/", "/zookeeper", "/zookeeper/quota" };
+    int64_t deadline = sim_now_ns() + (int64_t)LOCK_CONNECT_MS * 1000000;
+    char hosts[32];
+    zhandle_t *zh;
+    int rc = ZCONNECTIONLOSS;
+
+    snprintf(hosts, sizeof(hosts), "127.0.0.1:%d", e->port);
+    if ((zh = zookeeper_init2(hosts, NULL, LOCK_SESSION_MS, NULL, NULL, 0, quiet)) == NULL)
+        return sim_error(errstr, len, "cannot open a ZooKeeper session to %s", hosts);
+    if (sim_ensemble_add_auth(zh, e->password) == ZOK) {
+        while (zoo_state(zh) != ZOO_CONNECTED_STATE && sim_now_ns() < deadline)
+            sim_sleep_ms(POLL_MS);
+        for (int i = 0; i < 3 && (i == 0 || rc == ZOK); i++)
+            rc = zoo_set_acl(zh, closed[i], -1, &ZOO_CREATOR_ALL_ACL);
+    }
+    zookeeper_close(zh);
+    return rc == ZOK ? 0 : sim_error(errstr, len, "closing the root of the ZooKeeper "
+                                     "ensemble on %s: %s", hosts, zerror(rc));
+}
+
 /* One try on one set of ports: 0 ready, 1 a port was taken, -1 failed. */
 static int start_once(sim_ensemble *e, char *errstr, size_t len)
 {
@@ -382,12 +440,16 @@ int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
                          SIM_ZK_JAR);
     e->nodes = nodes;
     snprintf(e->parent, sizeof(e->parent), "%s", parent_dir);
+    if (take_password(e, errstr, len) != 0)
+        return -1;
     for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
         if ((rc = start_once(e, errstr, len)) <= 0)
             break;
         sim_ensemble_stop(e);
         e->nodes = nodes;
     }
+    if (rc == 0 && lock_root(e, errstr, len) != 0)
+        rc = -1;
     if (rc != 0)
         sim_ensemble_stop(e);
     return rc == 0 ? 0 : -1;

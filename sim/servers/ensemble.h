@@ -21,6 +21,11 @@
  *                       not through a disk (the README says what this
  *                       changes)
  *   admin server off    else every node wants port 8080
+ *   digest enforced     a session serves no request until it has sent a
+ *                       digest credential (zookeeper.enforce.auth.*), and
+ *                       the root's ACL lets in only lockstep:<the run's
+ *                       password> (password.h); the stages' nodes
+ *                       carry their creator's ACL
  *   4lw srvr ruok mntr dump
  *                       the only words it answers: srvr tells its role,
  *                       dump which sessions are open (the observer's)
@@ -44,6 +49,8 @@
 #define SIM_ENSEMBLE_MIN_SESSION_MS 100 /* two ticks: the shortest lease it allows */
 #define SIM_ENSEMBLE_START_MS 60000    /* JVMs on a loaded 2-core machine */
 #define SIM_ENSEMBLE_ELECTION_MS 20000 /* a new leader after one died */
+#define SIM_ENSEMBLE_PASSWORD_LEN 33   /* 32 hex digits and the '\0' */
+#define SIM_ENSEMBLE_USER "lockstep"   /* the digest user of the run's clients */
 
 /* What `srvr` says a node is. */
 typedef enum sim_zk_mode {
@@ -63,7 +70,17 @@ typedef struct sim_ensemble {
     int restarts;                     /* names each restarted node's dir */
     const char *clock_shim;           /* the clock library the nodes run under; NULL: none */
     char clock_file[SIM_NODES_MAX][SIM_CLOCKFILE_LEN]; /* each node's clock offset */
+    char password[SIM_ENSEMBLE_PASSWORD_LEN]; /* the run's password (password.h),
+                                               * as a digest: only a session that
+                                               * authenticated with it gets in */
 } sim_ensemble;
+
+/* Adds the digest credential SIM_ENSEMBLE_USER:password to zh, right
+ * after zookeeper_init (zh a zhandle_t: this header leaves the client
+ * library's out of the files that have no session): the library sends it before any request, and
+ * again on every reconnect. ZOK or the library's error. */
+struct _zhandle;
+int sim_ensemble_add_auth(struct _zhandle *zh, const char *password);
 
 /* Starts nodes (1 to SIM_NODES_MAX) servers, each in a new dir of
  * parent_dir, and waits until they are ready. On error nothing is left

@@ -49,6 +49,7 @@ typedef struct obs {
     sim_history *h;
     sim_control *ctl;
     zhandle_t *zh;
+    int authed;              /* zh has sent the run's password */
     char hosts[HOSTS_LEN];
     char path[PATH_LEN];     /* the lock's node */
     holder cur;
@@ -417,15 +418,22 @@ static int connect_session(obs *o)
 {
     unsigned long seen = atomic_load(&o->events);
 
-    if (o->zh != NULL && zoo_state(o->zh) != ZOO_EXPIRED_SESSION_STATE)
-        return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
-    if (o->zh != NULL)
-        zookeeper_close(o->zh);
-    o->zh = zookeeper_init2(o->hosts, watcher, SESSION_MS, NULL, o, 0, quiet);
-    if (o->zh == NULL)
+    if (o->zh == NULL || zoo_state(o->zh) == ZOO_EXPIRED_SESSION_STATE) {
+        if (o->zh != NULL)
+            zookeeper_close(o->zh);
+        o->authed = 0;
+        o->zh = zookeeper_init2(o->hosts, watcher, SESSION_MS, NULL, o, 0, quiet);
+        if (o->zh == NULL)
+            return -1;
+        await_count(o, &o->events, seen, POLL_US);
+    }
+    if (zoo_state(o->zh) != ZOO_CONNECTED_STATE)
         return -1;
-    await_count(o, &o->events, seen, POLL_US);
-    return zoo_state(o->zh) == ZOO_CONNECTED_STATE ? 0 : -1;
+    /* The lock's nodes admit only the run's digest id: the connected
+     * session sends it before any request. */
+    if (!o->authed && o->ctl->password[0] != '\0')
+        o->authed = sim_ensemble_add_auth(o->zh, o->ctl->password) == ZOK;
+    return 0;
 }
 
 /* Until killed: read the lock on every notification, answer asks. */
