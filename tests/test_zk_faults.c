@@ -48,8 +48,11 @@ static long long counter_get(void *conn)
 
     if (rc == ZNONODE)
         return 0;
-    if (rc != ZOK || len < 0)
+    if (rc != ZOK || len < 0) {
+        fprintf(stderr, "counter %s: %s\n", COUNTER, rc == ZSYSTEMERROR ? "no answer to a sync"
+                                                                          : zerror(rc));
         return -1;
+    }
     buf[len] = '\0';
     return atoll(buf);
 }

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -368,12 +369,31 @@ static void quiet(const char *message)
     (void)message;
 }
 
+/* The server's answers to this process's credentials: a count, not a
+ * flag on the caller's stack, which an answer later than the wait would
+ * write after it returned. */
+static atomic_int auth_answers;
+
+static void auth_answered(int rc, const void *data)
+{
+    (void)rc;
+    atomic_fetch_add((atomic_int *)data, 1);
+}
+
 int sim_ensemble_add_auth(zhandle_t *zh, const char *password)
 {
     char cred[SIM_ENSEMBLE_PASSWORD_LEN + 16];
     int n = snprintf(cred, sizeof(cred), "%s:%s", SIM_ENSEMBLE_USER, password);
+    int64_t deadline = sim_now_ns() + (int64_t)LOCK_CONNECT_MS * 1000000;
+    int seen = atomic_load(&auth_answers), rc;
 
-    return zoo_add_auth(zh, "digest", cred, n, NULL, NULL);
+    rc = zoo_add_auth(zh, "digest", cred, n, auth_answered, &auth_answers);
+    /* Until the server has taken the credential: a request the session
+     * sends before it would be its first unauthenticated one, and the
+     * ensemble closes such a session. */
+    while (rc == ZOK && atomic_load(&auth_answers) == seen && sim_now_ns() < deadline)
+        sim_sleep_ms(1);
+    return rc != ZOK ? rc : atomic_load(&auth_answers) != seen ? ZOK : ZOPERATIONTIMEOUT;
 }
 
 /* The ACLs of the root and of ZooKeeper's own nodes become the run's

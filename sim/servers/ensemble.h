@@ -77,8 +77,10 @@ typedef struct sim_ensemble {
 
 /* Adds the digest credential SIM_ENSEMBLE_USER:password to zh, right
  * after zookeeper_init (zh a zhandle_t: this header leaves the client
- * library's out of the files that have no session): the library sends it before any request, and
- * again on every reconnect. ZOK or the library's error. */
+ * library's out of the files that have no session), and waits until a
+ * server has answered it (the session connected first), up to 10 s: the
+ * library sends it before any request, and again on every reconnect.
+ * ZOK, the library's error, or ZOPERATIONTIMEOUT. */
 struct _zhandle;
 int sim_ensemble_add_auth(struct _zhandle *zh, const char *password);
 
