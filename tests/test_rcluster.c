@@ -301,6 +301,39 @@ static void start_and_wait(int fd)
         pause();
 }
 
+/* Only the run's clients get in: on every node a connection without
+ * the run's password is told NOAUTH, for a read, a write and FLUSHALL
+ * alike, and a wrong password is refused (WRONGPASS). */
+START_TEST(test_rcluster_strangers_refused)
+{
+    static const char *const asks[] = { "PING", "GET {Product:10001:0}",
+                                        "SET {Product:10001:0} 999", "FLUSHALL" };
+    redisContext *c;
+    redisReply *r;
+    size_t a;
+    int i;
+
+    for (i = 0; i < SIM_RCLUSTER_NODES; i++) {
+        c = redisConnect("127.0.0.1", fixture.port[i]);
+        ck_assert_msg(c != NULL && c->err == 0, "cannot reach node %d", i);
+        for (a = 0; a < sizeof(asks) / sizeof(asks[0]); a++) {
+            r = redisCommand(c, asks[a]);
+            ck_assert_msg(r != NULL, "%s on node %d: no answer", asks[a], i);
+            ck_assert_msg(r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0,
+                          "%s on node %d without the run's password answered %s; expected "
+                          "NOAUTH", asks[a], i, r->type == REDIS_REPLY_ERROR ? r->str : "no error");
+            freeReplyObject(r);
+        }
+        r = redisCommand(c, "AUTH %s", "not-the-run-s-password");
+        ck_assert_msg(r != NULL && r->type == REDIS_REPLY_ERROR &&
+                      strncmp(r->str, "WRONGPASS", 9) == 0, "a wrong password on node %d "
+                      "was not refused with WRONGPASS", i);
+        freeReplyObject(r);
+        redisFree(c);
+    }
+}
+END_TEST
+
 /* Ctrl-C while a cluster runs: every node killed, the temp dir gone. */
 START_TEST(test_rcluster_interrupt_leaves_nothing)
 {
@@ -318,8 +351,8 @@ END_TEST
 Suite *rcluster_suite(void)
 {
     const TTest *const tests[] = {
-        test_rcluster_forms, test_rcluster_keyslot, test_rcluster_lock_routed,
-        test_rcluster_moved_after_failover, test_rcluster_ask_followed,
+        test_rcluster_forms, test_rcluster_strangers_refused, test_rcluster_keyslot,
+        test_rcluster_lock_routed, test_rcluster_moved_after_failover, test_rcluster_ask_followed,
     };
     const TTest *const left[] = { test_rcluster_interrupt_leaves_nothing };
     TCase *tc;
