@@ -51,11 +51,18 @@ int zk_sync(zhandle_t *zh)
     int64_t deadline = harness_now_ms() + SYNC_MS;
     int seen = atomic_load(&syncs);
 
-    if (zoo_async(zh, "/", synced, &syncs) != ZOK)
+    int rc = zoo_async(zh, "/", synced, &syncs);
+
+    if (rc != ZOK) {
+        fprintf(stderr, "sync: %s (session state %d)\n", zerror(rc), zoo_state(zh));
         return -1;
+    }
     while (atomic_load(&syncs) == seen && harness_now_ms() < deadline)
         harness_sleep_ms(1);
-    return atomic_load(&syncs) != seen ? 0 : -1;
+    if (atomic_load(&syncs) != seen)
+        return 0;
+    fprintf(stderr, "sync: no answer within %d ms (session state %d)\n", SYNC_MS, zoo_state(zh));
+    return -1;
 }
 
 /* The test's server catches up with the leader (sync) before a read:
