@@ -14,6 +14,7 @@
 #include "harness.h"
 
 #define TEST_TIMEOUT_MS 2000 /* the tests' own connections: no hang, ever */
+#define OWN_SERVERS_TIMEOUT_S 60 /* a suite whose tests start their own servers */
 
 static int servers_started;        /* names servers uniquely in the run's temp dir */
 _Static_assert(STAGE_COUNT > 0 && SIM_NODES_MAX >= 1, "a stage talks to one node at least");
@@ -236,6 +237,10 @@ Suite *harness_own_servers_suite(const char *name, const char *tcase,
 
     tcase_add_unchecked_fixture(tc, harness_tmpdir_setup, harness_tmpdir_teardown);
     tcase_add_checked_fixture(tc, harness_test_setup, harness_test_teardown);
+    /* Not Check's default 4 s: a test here starts its own redis-server
+     * and proxy and waits out a few 300 ms timeouts, 1 to 2 s idle, and
+     * make test runs suites side by side on two CPUs. */
+    tcase_set_timeout(tc, OWN_SERVERS_TIMEOUT_S);
     return s;
 }
 
