@@ -21,6 +21,7 @@
 #include "cluster.h"
 #include "ensemble.h"
 #include "history.h"
+#include "password.h"
 #include "proc.h"
 #include "rundir.h"
 #include "servers.h"
@@ -302,7 +303,7 @@ START_TEST(test_shared_ensemble_clock_jump)
     snprintf(path, sizeof(path), "%s/shared.history", rundir_path());
     ck_assert_msg((h = sim_history_create(path, err, sizeof(err))) != NULL, "%s", err);
     jumper.h = h;
-    zh = zk_client_open(other.port[0], other.nodes, SESSION_MS, other.password);
+    zh = zk_client_open(other.port[0], other.nodes, SESSION_MS, sim_password());
     t0 = sim_now_ns();
     before = zk_client_create_ctime(zh, "/shared-before-the-jump");
     ck_assert_msg(sim_servers_clock_jump(&jumper, 0, JUMP_MS, err, sizeof(err)) == 0, "%s",

@@ -404,7 +404,6 @@ int sim_ensemble_add_auth(zhandle_t *zh, const char *password)
 static int lock_root(sim_ensemble *e, char *errstr, size_t len)
 {
     static const char *const closed[] = { "/", "/zookeeper", "/zookeeper/quota" };
-    int64_t deadline = sim_now_ns() + (int64_t)LOCK_CONNECT_MS * 1000000;
     char hosts[32];
     zhandle_t *zh;
     int rc = ZCONNECTIONLOSS;
@@ -412,12 +411,9 @@ static int lock_root(sim_ensemble *e, char *errstr, size_t len)
     snprintf(hosts, sizeof(hosts), "127.0.0.1:%d", e->port);
     if ((zh = zookeeper_init2(hosts, NULL, LOCK_SESSION_MS, NULL, NULL, 0, quiet)) == NULL)
         return sim_error(errstr, len, "cannot open a ZooKeeper session to %s", hosts);
-    if (sim_ensemble_add_auth(zh, e->password) == ZOK) {
-        while (zoo_state(zh) != ZOO_CONNECTED_STATE && sim_now_ns() < deadline)
-            sim_sleep_ms(POLL_MS);
+    if (sim_ensemble_add_auth(zh, e->password) == ZOK) /* connected, and authenticated */
         for (int i = 0; i < 3 && (i == 0 || rc == ZOK); i++)
             rc = zoo_set_acl(zh, closed[i], -1, &ZOO_CREATOR_ALL_ACL);
-    }
     zookeeper_close(zh);
     return rc == ZOK ? 0 : sim_error(errstr, len, "closing the root of the ZooKeeper "
                                      "ensemble on %s: %s", hosts, zerror(rc));

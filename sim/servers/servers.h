@@ -86,8 +86,6 @@ struct sim_servers {
     int resource_port;           /* the stock's server, which faults never touch */
     sim_history *h;              /* where server faults and lock events go */
     sim_control *ctl;            /* where clients find the nodes */
-    char password[SIM_LOCK_NAME_LEN]; /* what the run's clients authenticate
-                                  * with (a ZooKeeper ensemble's); "" for none */
     void *impl;                  /* the kind's own state */
     const char *clock_shim;      /* SIM_SERVERS_CLOCK: the preload library that
                                   * moves a node's clock (clockshim.c) */

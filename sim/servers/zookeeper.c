@@ -88,7 +88,6 @@ static int start(sim_servers *s, unsigned flags, char *errstr, size_t len)
         return -1;
     for (i = 0; i < s->nodes; i++)
         s->port[i] = z->on->port + i;
-    snprintf(s->password, sizeof(s->password), "%s", z->on->password);
     s->resource_port = z->resource.port;
     s->lanes = 1;
     return 0;
@@ -100,7 +99,6 @@ static int attach(sim_servers *s, char *errstr, size_t len)
     pid_t pid;
 
     s->ctl->observed = SIM_OBSERVED_ASKED;
-    snprintf(s->ctl->password, sizeof(s->ctl->password), "%s", s->password);
     if (s->ctl->timeout_ms < SESSION_OPEN_MS)
         s->ctl->timeout_ms = SESSION_OPEN_MS;
     /* Other runs use the shared ensemble at the same time, and before:
