@@ -129,7 +129,8 @@ SHIM_CFLAGS := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wwrite-strings -Werro
 # sim/servers/ensemble.c is compiled with these very words. Without java
 # (make deps installs it) there is none, and the servers start without.
 # The logger on the class path writes a server's warnings (a
-# BindException says why a node died); -XX:-UsePerfData leaves no
+# BindException says why a node died), each with its time, to match a
+# client's failure; -XX:-UsePerfData leaves no
 # /tmp/hsperfdata_<user>/<pid> behind a SIGKILL.
 ZK_CLASS_DATA := $(BUILD)/zookeeper.jsa
 # A MariaDB data dir as mariadb-install-db makes it, made once by make:
@@ -142,7 +143,9 @@ MARIADB_DATA := $(BUILD)/mariadb-data
 ZK_JAR := /usr/share/java/zookeeper.jar
 ZK_CLASS_PATH := $(ZK_JAR):/usr/share/java/slf4j-simple.jar
 ZK_JAVA_OPTS := -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
-                -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
+                -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+                -Dorg.slf4j.simpleLogger.showDateTime=true \
+                -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS
 
 # The simulator's orchestrating side (linked into sim, the tests and bench)
 # and its client side (linked with one stage into build/vN/client).

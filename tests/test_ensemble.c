@@ -77,6 +77,24 @@ START_TEST(test_ensemble_one_leader)
 }
 END_TEST
 
+/* Each node has a session of the ensemble's waker, whose pings wake a
+ * request that ZooKeeper 3.8.0 can leave waiting (ensemble.c): srvr counts
+ * it beside its own connection. */
+START_TEST(test_ensemble_woken)
+{
+    char out[1024], *c;
+    int i;
+
+    for (i = 0; i < NODES; i++) {
+        ck_assert_msg(sim_ensemble_ask(fixture.port + i, "srvr", out, sizeof(out)) == 0,
+                      "node %d did not answer srvr", i);
+        c = strstr(out, "Connections: ");
+        ck_assert_msg(c != NULL && atoi(c + strlen("Connections: ")) >= 2,
+                      "node %d has no session besides srvr's; its answer: %s", i, out);
+    }
+}
+END_TEST
+
 /* Each node in its own dir, with the settings the README promises. */
 START_TEST(test_ensemble_config)
 {
@@ -339,7 +357,8 @@ static void ensemble_tcase(Suite *s, const char *name, const TTest *const *tests
 Suite *ensemble_suite(void)
 {
     const TTest *running[] = {
-        test_ensemble_one_leader, test_ensemble_config, test_ensemble_class_data,
+        test_ensemble_one_leader, test_ensemble_woken, test_ensemble_config,
+        test_ensemble_class_data,
     };
     const TTest *failover[] = { test_ensemble_leader_killed };
     const TTest *restart[] = { test_ensemble_restart_empty };

@@ -113,6 +113,8 @@ int sim_bench_zk_start(sim_bench *b, char *errstr, size_t len)
                          "follower", nodes);
     if (sim_ensemble_start(&b->ens, b->cl.dir, nodes, errstr, len) != 0)
         return -1;
+    /* Their pings would count as the stages' requests. */
+    sim_ensemble_waker_stop(&b->ens);
     if ((leader = sim_ensemble_leader(&b->ens)) < 0)
         return sim_error(errstr, len, "the ZooKeeper ensemble on ports %d-%d has no leader",
                          b->ens.port, b->ens.port + nodes - 1);

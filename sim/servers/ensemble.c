@@ -37,6 +37,7 @@
 #define MAX_SESSION_MS 2147483647L /* any lease lock.h allows */
 #define LOCK_SESSION_MS 10000 /* the session that closes the root */
 #define LOCK_CONNECT_MS 10000 /* a loaded machine: a session takes a while */
+#define WAKER_SESSION_MS 3000 /* the waker's sessions: the library pings every third */
 
 /* ---- srvr ---------------------------------------------------------------- */
 
@@ -419,6 +420,68 @@ static int lock_root(sim_ensemble *e, char *errstr, size_t len)
                                      "ensemble on %s: %s", hosts, zerror(rc));
 }
 
+/* ZooKeeper 3.8.0, the version Debian ships, can leave a request in a
+ * server's commit processor until another request reaches that server
+ * (ZOOKEEPER-4537, fixed in 3.8.1): the processor reads whether a commit
+ * waits outside the lock it then waits on, and sleeps through a commit
+ * that lands in between. A busy server gets the next request at once; a
+ * test's lone client gets none, and its request waits out two thirds of
+ * its session, then fails as "operation timeout" (seen under load, with
+ * the whole ensemble idle in a thread dump). So a process of ours holds
+ * an idle session on each node, whose pings (one a second, sent by the
+ * library's own thread) wake the processor. A process, not threads of
+ * this one: a test forked from this one would inherit the sessions'
+ * memory without the threads that own it. */
+static void waker_run(const sim_ensemble *e, int ready)
+{
+    char host[32];
+
+    for (int i = 0; i < e->nodes; i++) {
+        zhandle_t *zh;
+
+        snprintf(host, sizeof(host), "127.0.0.1:%d", e->port + i);
+        zh = zookeeper_init2(host, NULL, WAKER_SESSION_MS, NULL, NULL, 0, quiet);
+        if (zh == NULL || sim_ensemble_add_auth(zh, e->password) != ZOK)
+            _exit(1);
+    }
+    if (write(ready, "", 1) != 1)
+        _exit(1);
+    for (;;)
+        pause(); /* until the ensemble's stop kills us */
+}
+
+/* Starts the waker and waits until it holds its sessions. */
+static int waker_start(sim_ensemble *e, char *errstr, size_t len)
+{
+    struct pollfd p;
+    int fd[2];
+    char byte;
+
+    if (pipe(fd) != 0)
+        return sim_error(errstr, len, "pipe: %s", strerror(errno));
+    if ((e->waker = sim_proc_fork(errstr, len)) == 0) {
+        close(fd[0]);
+        waker_run(e, fd[1]);
+    }
+    close(fd[1]);
+    p = (struct pollfd){ fd[0], POLLIN, 0 };
+    if (e->waker > 0 && poll(&p, 1, LOCK_CONNECT_MS) == 1 && read(fd[0], &byte, 1) == 1) {
+        close(fd[0]);
+        return 0;
+    }
+    close(fd[0]);
+    return e->waker < 0 ? -1 : sim_error(errstr, len, "the ZooKeeper ensemble on ports "
+                                         "%d-%d took no session within %d ms", e->port,
+                                         e->port + e->nodes - 1, LOCK_CONNECT_MS);
+}
+
+void sim_ensemble_waker_stop(sim_ensemble *e)
+{
+    if (e->waker > 0)
+        sim_proc_kill(e->waker);
+    e->waker = 0;
+}
+
 /* One try on one set of ports: 0 ready, 1 a port was taken, -1 failed. */
 static int start_once(sim_ensemble *e, char *errstr, size_t len)
 {
@@ -466,6 +529,8 @@ int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
     }
     if (rc == 0 && lock_root(e, errstr, len) != 0)
         rc = -1;
+    if (rc == 0)
+        rc = waker_start(e, errstr, len);
     if (rc != 0)
         sim_ensemble_stop(e);
     return rc == 0 ? 0 : -1;
@@ -503,6 +568,8 @@ int sim_ensemble_restart(sim_ensemble *e, int i, long timeout_ms, char *errstr,
     if (i < 0 || i >= e->nodes)
         return sim_error(errstr, len, "node %d: the ensemble has %d", i, e->nodes);
     sim_server_kill(&e->node[i]);
+    /* Its session on node i ends with the node: a new waker comes with it. */
+    sim_ensemble_waker_stop(e);
     snprintf(name, sizeof(name), "zk%d-restart%d", i, ++e->restarts);
     if (launch(e, i, name, errstr, len) != 0)
         return -1;
@@ -516,13 +583,14 @@ int sim_ensemble_restart(sim_ensemble *e, int i, long timeout_ms, char *errstr,
                              "within %ld ms of its restart", i, e->port + i, timeout_ms);
         sim_sleep_ms(POLL_MS);
     }
-    return 0;
+    return waker_start(e, errstr, len);
 }
 
 void sim_ensemble_stop(sim_ensemble *e)
 {
     int i;
 
+    sim_ensemble_waker_stop(e);
     for (i = 0; i < SIM_NODES_MAX; i++)
         sim_server_stop(&e->node[i]);
     e->nodes = 0;

@@ -40,6 +40,7 @@
 #define SIM_ENSEMBLE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "clockfile.h"
 #include "server.h"
@@ -73,6 +74,8 @@ typedef struct sim_ensemble {
     char password[SIM_ENSEMBLE_PASSWORD_LEN]; /* the run's password (password.h),
                                                * as a digest: only a session that
                                                * authenticated with it gets in */
+    pid_t waker;                      /* the process whose sessions ping each node
+                                       * (ensemble.c says why); 0: none */
 } sim_ensemble;
 
 /* Adds the digest credential SIM_ENSEMBLE_USER:password to zh, right
@@ -127,5 +130,10 @@ int sim_ensemble_restart(sim_ensemble *e, int i, long timeout_ms, char *errstr,
 
 /* Kills and reaps every node and removes their dirs. Idempotent. */
 void sim_ensemble_stop(sim_ensemble *e);
+
+/* Kills the process whose sessions ping each node, for a caller that
+ * counts the servers' requests (the bench), which the pings would add to.
+ * The ensemble's stop kills it in any case. */
+void sim_ensemble_waker_stop(sim_ensemble *e);
 
 #endif
