@@ -80,18 +80,23 @@ END_TEST
 /* Each node has a session of the ensemble's waker, whose pings wake a
  * request that ZooKeeper 3.8.0 can leave waiting (ensemble.c): srvr counts
  * it beside its own connection. */
-START_TEST(test_ensemble_woken)
+static void assert_woken(const sim_ensemble *e)
 {
     char out[1024], *c;
     int i;
 
     for (i = 0; i < NODES; i++) {
-        ck_assert_msg(sim_ensemble_ask(fixture.port + i, "srvr", out, sizeof(out)) == 0,
+        ck_assert_msg(sim_ensemble_ask(e->port + i, "srvr", out, sizeof(out)) == 0,
                       "node %d did not answer srvr", i);
         c = strstr(out, "Connections: ");
         ck_assert_msg(c != NULL && atoi(c + strlen("Connections: ")) >= 2,
                       "node %d has no session besides srvr's; its answer: %s", i, out);
     }
+}
+
+START_TEST(test_ensemble_woken)
+{
+    assert_woken(&fixture);
 }
 END_TEST
 
@@ -195,6 +200,8 @@ START_TEST(test_ensemble_restart_empty)
                   i, e.node[i].port, e.port + i);
     ck_assert_msg(count(SIM_ZK_LEADER) == 1, "after the restart %d nodes lead",
                   count(SIM_ZK_LEADER));
+    assert_woken(&e); /* the restart's new waker, ours, has the new node too */
+    sim_ensemble_waker_stop(&e);
     sim_server_kill(&e.node[i]); /* ours: reap it here */
 }
 END_TEST

@@ -23,8 +23,10 @@
 #define LEASE_MS 10000     /* never runs out during a test */
 #define SHORT_MS 300       /* a waiter's budget, and the steps between arrivals */
 #define WAITERS 3          /* the order test's queue */
-#define LOST_LEASE_MS 1500 /* the lost reply's session: its client gives the
-                            * connection up after two thirds of it */
+#define LOST_LEASE_MS 4500 /* the lost reply's session: its client gives the
+                            * connection up after two thirds of it, and has
+                            * the last third to come back before the
+                            * ensemble ends the session with the node */
 #define RELAY_POLL_MS 20   /* the relay looks at its stop flag this often */
 
 /* The czxid of the only child of the lock name, read by the test. */
