@@ -38,6 +38,7 @@
 #define LOCK_SESSION_MS 10000 /* the session that closes the root */
 #define LOCK_CONNECT_MS 10000 /* a loaded machine: a session takes a while */
 #define WAKER_SESSION_MS 3000 /* the waker's sessions: the library pings every third */
+#define WAKER_CHECK_MS 500    /* how often the waker looks for a session that ended */
 
 /* ---- srvr ---------------------------------------------------------------- */
 
@@ -381,14 +382,22 @@ static void auth_answered(int rc, const void *data)
     atomic_fetch_add((atomic_int *)data, 1);
 }
 
-int sim_ensemble_add_auth(zhandle_t *zh, const char *password)
+/* The library sends it before any request, and again on every reconnect. */
+static int credential(zhandle_t *zh, const char *password, void_completion_t done,
+                      const void *data)
 {
     char cred[SIM_ENSEMBLE_PASSWORD_LEN + 16];
     int n = snprintf(cred, sizeof(cred), "%s:%s", SIM_ENSEMBLE_USER, password);
+
+    return zoo_add_auth(zh, "digest", cred, n, done, data);
+}
+
+int sim_ensemble_add_auth(zhandle_t *zh, const char *password)
+{
     int64_t deadline = sim_now_ns() + (int64_t)LOCK_CONNECT_MS * 1000000;
     int seen = atomic_load(&auth_answers), rc;
 
-    rc = zoo_add_auth(zh, "digest", cred, n, auth_answered, &auth_answers);
+    rc = credential(zh, password, auth_answered, &auth_answers);
     /* Until the server has taken the credential: a request the session
      * sends before it would be its first unauthenticated one, and the
      * ensemble closes such a session. */
@@ -432,22 +441,43 @@ static int lock_root(sim_ensemble *e, char *errstr, size_t len)
  * library's own thread) wake the processor. A process, not threads of
  * this one: a test forked from this one would inherit the sessions'
  * memory without the threads that own it. */
-static void waker_run(const sim_ensemble *e, int ready)
+static zhandle_t *waker_session(const sim_ensemble *e, int i)
 {
     char host[32];
 
-    for (int i = 0; i < e->nodes; i++) {
-        zhandle_t *zh;
+    snprintf(host, sizeof(host), "127.0.0.1:%d", e->port + i);
+    return zookeeper_init2(host, NULL, WAKER_SESSION_MS, NULL, NULL, 0, quiet);
+}
 
-        snprintf(host, sizeof(host), "127.0.0.1:%d", e->port + i);
-        zh = zookeeper_init2(host, NULL, WAKER_SESSION_MS, NULL, NULL, 0, quiet);
-        if (zh == NULL || sim_ensemble_add_auth(zh, e->password) != ZOK)
+static void waker_run(const sim_ensemble *e, int ready)
+{
+    zhandle_t *zh[SIM_NODES_MAX] = { NULL };
+    int i, state;
+
+    for (i = 0; i < e->nodes; i++)
+        if ((zh[i] = waker_session(e, i)) == NULL ||
+            sim_ensemble_add_auth(zh[i], e->password) != ZOK)
             _exit(1);
-    }
     if (write(ready, "", 1) != 1)
         _exit(1);
-    for (;;)
-        pause(); /* until the ensemble's stop kills us */
+    /* A session that ended (its node down longer than it, or restarted
+     * empty) gives way to a new one, which the library connects as soon
+     * as the node serves again. Until the ensemble's stop kills us. */
+    for (;;) {
+        sim_sleep_ms(WAKER_CHECK_MS);
+        for (i = 0; i < e->nodes; i++) {
+            state = zh[i] != NULL ? zoo_state(zh[i]) : ZOO_EXPIRED_SESSION_STATE;
+            if (state != ZOO_EXPIRED_SESSION_STATE && state != ZOO_AUTH_FAILED_STATE)
+                continue;
+            if (zh[i] != NULL)
+                zookeeper_close(zh[i]);
+            if ((zh[i] = waker_session(e, i)) != NULL &&
+                credential(zh[i], e->password, NULL, NULL) != ZOK) {
+                zookeeper_close(zh[i]);
+                zh[i] = NULL;
+            }
+        }
+    }
 }
 
 /* Starts the waker and waits until it holds its sessions. */
@@ -568,8 +598,6 @@ int sim_ensemble_restart(sim_ensemble *e, int i, long timeout_ms, char *errstr,
     if (i < 0 || i >= e->nodes)
         return sim_error(errstr, len, "node %d: the ensemble has %d", i, e->nodes);
     sim_server_kill(&e->node[i]);
-    /* Its session on node i ends with the node: a new waker comes with it. */
-    sim_ensemble_waker_stop(e);
     snprintf(name, sizeof(name), "zk%d-restart%d", i, ++e->restarts);
     if (launch(e, i, name, errstr, len) != 0)
         return -1;
@@ -583,7 +611,7 @@ int sim_ensemble_restart(sim_ensemble *e, int i, long timeout_ms, char *errstr,
                              "within %ld ms of its restart", i, e->port + i, timeout_ms);
         sim_sleep_ms(POLL_MS);
     }
-    return waker_start(e, errstr, len);
+    return 0;
 }
 
 void sim_ensemble_stop(sim_ensemble *e)
