@@ -354,7 +354,7 @@ course-test: check-deps
 	@tests/grade_proof.sh 'build=$(BUILD)' 'jobs=$(jobs)' 'light=$(if $(filter 1,$(SANITIZE)),1,0)' 'taps=$(taps)' \
 	    -- $(STAGE_LINES)
 
-$(BUILD)/sim/servers/zk_observer.o: CFLAGS += $(ZK_CFLAGS)
+$(BUILD)/sim/servers/zk_observer.o $(BUILD)/sim/servers/zk_waker.o: CFLAGS += $(ZK_CFLAGS)
 $(BUILD)/sim/servers/mariadbd.o: CFLAGS += -DSIM_MARIADB_DATA='"$(CURDIR)/$(MARIADB_DATA)"'
 $(BUILD)/sim/servers/mariadbd.o: Makefile
 $(BUILD)/sim/servers/ensemble.o: CFLAGS += $(ZK_CFLAGS) -DSIM_ZK_JAR='"$(ZK_JAR)"' \

@@ -80,7 +80,7 @@ START_TEST(test_ensemble_one_leader)
 END_TEST
 
 /* Each node has a session of the ensemble's waker, whose pings wake a
- * request that ZooKeeper 3.8.0 can leave waiting (ensemble.c): srvr counts
+ * request that ZooKeeper 3.8.0 can leave waiting (zk_waker.c): srvr counts
  * it beside its own connection. */
 static void assert_woken(const sim_ensemble *e)
 {

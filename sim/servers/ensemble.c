@@ -19,6 +19,7 @@
 #include "password.h"
 #include "proc.h"
 #include "util.h"
+#include "zk_waker.h"
 
 /* The Makefile's ZK_JAR, ZK_CLASS_PATH and ZK_JAVA_OPTS: the same words
  * start the server whose classes make dumps (ZK_CLASS_DATA), and a JVM
@@ -37,8 +38,6 @@
 #define MAX_SESSION_MS 2147483647L /* any lease lock.h allows */
 #define LOCK_SESSION_MS 10000 /* the session that closes the root */
 #define LOCK_CONNECT_MS 10000 /* a loaded machine: a session takes a while */
-#define WAKER_SESSION_MS 3000 /* the waker's sessions: the library pings every third */
-#define WAKER_CHECK_MS 500    /* how often the waker looks for a session that ended */
 
 /* ---- srvr ---------------------------------------------------------------- */
 
@@ -382,7 +381,6 @@ static void auth_answered(int rc, const void *data)
     atomic_fetch_add((atomic_int *)data, 1);
 }
 
-/* The library sends it before any request, and again on every reconnect. */
 static int credential(zhandle_t *zh, const char *password, void_completion_t done,
                       const void *data)
 {
@@ -390,6 +388,11 @@ static int credential(zhandle_t *zh, const char *password, void_completion_t don
     int n = snprintf(cred, sizeof(cred), "%s:%s", SIM_ENSEMBLE_USER, password);
 
     return zoo_add_auth(zh, "digest", cred, n, done, data);
+}
+
+int sim_ensemble_add_credential(zhandle_t *zh, const char *password)
+{
+    return credential(zh, password, NULL, NULL);
 }
 
 int sim_ensemble_add_auth(zhandle_t *zh, const char *password)
@@ -427,82 +430,6 @@ static int lock_root(sim_ensemble *e, char *errstr, size_t len)
     zookeeper_close(zh);
     return rc == ZOK ? 0 : sim_error(errstr, len, "closing the root of the ZooKeeper "
                                      "ensemble on %s: %s", hosts, zerror(rc));
-}
-
-/* ZooKeeper 3.8.0, the version Debian ships, can leave a request in a
- * server's commit processor until another request reaches that server
- * (ZOOKEEPER-4537, fixed in 3.8.1): the processor reads whether a commit
- * waits outside the lock it then waits on, and sleeps through a commit
- * that lands in between. A busy server gets the next request at once; a
- * test's lone client gets none, and its request waits out two thirds of
- * its session, then fails as "operation timeout" (seen under load, with
- * the whole ensemble idle in a thread dump). So a process of ours holds
- * an idle session on each node, whose pings (one a second, sent by the
- * library's own thread) wake the processor. A process, not threads of
- * this one: a test forked from this one would inherit the sessions'
- * memory without the threads that own it. */
-static zhandle_t *waker_session(const sim_ensemble *e, int i)
-{
-    char host[32];
-
-    snprintf(host, sizeof(host), "127.0.0.1:%d", e->port + i);
-    return zookeeper_init2(host, NULL, WAKER_SESSION_MS, NULL, NULL, 0, quiet);
-}
-
-static void waker_run(const sim_ensemble *e, int ready)
-{
-    zhandle_t *zh[SIM_NODES_MAX] = { NULL };
-    int i, state;
-
-    for (i = 0; i < e->nodes; i++)
-        if ((zh[i] = waker_session(e, i)) == NULL ||
-            sim_ensemble_add_auth(zh[i], e->password) != ZOK)
-            _exit(1);
-    if (write(ready, "", 1) != 1)
-        _exit(1);
-    /* A session that ended (its node down longer than it, or restarted
-     * empty) gives way to a new one, which the library connects as soon
-     * as the node serves again. Until the ensemble's stop kills us. */
-    for (;;) {
-        sim_sleep_ms(WAKER_CHECK_MS);
-        for (i = 0; i < e->nodes; i++) {
-            state = zh[i] != NULL ? zoo_state(zh[i]) : ZOO_EXPIRED_SESSION_STATE;
-            if (state != ZOO_EXPIRED_SESSION_STATE && state != ZOO_AUTH_FAILED_STATE)
-                continue;
-            if (zh[i] != NULL)
-                zookeeper_close(zh[i]);
-            if ((zh[i] = waker_session(e, i)) != NULL &&
-                credential(zh[i], e->password, NULL, NULL) != ZOK) {
-                zookeeper_close(zh[i]);
-                zh[i] = NULL;
-            }
-        }
-    }
-}
-
-/* Starts the waker and waits until it holds its sessions. */
-static int waker_start(sim_ensemble *e, char *errstr, size_t len)
-{
-    struct pollfd p;
-    int fd[2];
-    char byte;
-
-    if (pipe(fd) != 0)
-        return sim_error(errstr, len, "pipe: %s", strerror(errno));
-    if ((e->waker = sim_proc_fork(errstr, len)) == 0) {
-        close(fd[0]);
-        waker_run(e, fd[1]);
-    }
-    close(fd[1]);
-    p = (struct pollfd){ fd[0], POLLIN, 0 };
-    if (e->waker > 0 && poll(&p, 1, LOCK_CONNECT_MS) == 1 && read(fd[0], &byte, 1) == 1) {
-        close(fd[0]);
-        return 0;
-    }
-    close(fd[0]);
-    return e->waker < 0 ? -1 : sim_error(errstr, len, "the ZooKeeper ensemble on ports "
-                                         "%d-%d took no session within %d ms", e->port,
-                                         e->port + e->nodes - 1, LOCK_CONNECT_MS);
 }
 
 void sim_ensemble_waker_stop(sim_ensemble *e)
@@ -560,7 +487,7 @@ int sim_ensemble_start_clock(sim_ensemble *e, const char *parent_dir, int nodes,
     if (rc == 0 && lock_root(e, errstr, len) != 0)
         rc = -1;
     if (rc == 0)
-        rc = waker_start(e, errstr, len);
+        rc = sim_zk_waker_start(e, errstr, len);
     if (rc != 0)
         sim_ensemble_stop(e);
     return rc == 0 ? 0 : -1;

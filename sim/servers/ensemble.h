@@ -75,7 +75,7 @@ typedef struct sim_ensemble {
                                                * as a digest: only a session that
                                                * authenticated with it gets in */
     pid_t waker;                      /* the process whose sessions ping each node
-                                       * (ensemble.c says why); 0: none */
+                                       * (zk_waker.c says why); 0: none */
 } sim_ensemble;
 
 /* Adds the digest credential SIM_ENSEMBLE_USER:password to zh, right
@@ -86,6 +86,11 @@ typedef struct sim_ensemble {
  * ZOK, the library's error, or ZOPERATIONTIMEOUT. */
 struct _zhandle;
 int sim_ensemble_add_auth(struct _zhandle *zh, const char *password);
+
+/* The same credential without the wait: the library sends it once the
+ * session connects (the waker's, whose node may be down). ZOK, or the
+ * library's error. */
+int sim_ensemble_add_credential(struct _zhandle *zh, const char *password);
 
 /* Starts nodes (1 to SIM_NODES_MAX) servers, each in a new dir of
  * parent_dir, and waits until they are ready. On error nothing is left
